@@ -1,0 +1,29 @@
+# shellcheck shell=bash
+# Helpers shared by the scripts in this folder: source it, don't run it.
+
+DMA32_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DMA32_BUILD=${DMA32_BUILD:-$DMA32_TOP/build}
+export DMA32_TOP DMA32_BUILD
+
+# die MESSAGE: one clear line on stderr, then exit 1.
+die() {
+	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
+	exit 1
+}
+
+# step NAME LOG COMMAND...: run a long step with its output in LOG, print
+# one progress line with the elapsed time, and on failure name the step
+# and the log and show its tail.
+step() {
+	local name=$1 log=$2 start rc=0
+	shift 2
+	mkdir -p "$(dirname "$log")"
+	start=$(date +%s)
+	printf '==> %s (log: %s)\n' "$name" "${log#"$DMA32_TOP"/}"
+	"$@" >"$log" 2>&1 || rc=$?
+	if ((rc != 0)); then
+		tail -n 15 "$log" | sed 's/^/    | /' >&2
+		die "step '$name' failed (exit $rc); full log: $log"
+	fi
+	printf '    %s done in %ss\n' "$name" "$(($(date +%s) - start))"
+}
