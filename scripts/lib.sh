@@ -3,7 +3,12 @@
 
 DMA32_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DMA32_BUILD=${DMA32_BUILD:-$DMA32_TOP/build}
-export DMA32_TOP DMA32_BUILD
+DMA32_LOGS=${DMA32_LOGS:-$DMA32_BUILD/logs}
+export DMA32_TOP DMA32_BUILD DMA32_LOGS
+
+# ccache: the same object from another clone (CI's, say) is a hit, so a
+# rebuild from a fresh clone on a machine that built before is quick.
+export CCACHE_BASEDIR=$DMA32_TOP CCACHE_NOHASHDIR=1
 
 # die MESSAGE: one clear line on stderr, then exit 1.
 die() {

@@ -1,0 +1,76 @@
+#!/bin/sh
+# shellcheck disable=SC2317 # the checks are called through check()
+# The spine, in the guest: zones, swiotlb, the device enumerated and bound,
+# the module unloads cleanly. Default boot: q35, 6 GiB, our device.
+# run-guest: --mem 6G
+
+n=0
+fails=0
+check() { # check DESCRIPTION COMMAND...
+	desc=$1
+	shift
+	n=$((n + 1))
+	if "$@" >/tmp/check.out 2>&1; then
+		echo "ok $n $desc"
+	else
+		echo "not ok $n $desc # $(tr '\n' ' ' </tmp/check.out | cut -c1-200)"
+		fails=$((fails + 1))
+	fi
+}
+
+zone_present() { # zone_present ZONE: the zone has present pages
+	awk -v z="$1" '$1 == "Node" && $4 == z { inz = 1; next }
+		$1 == "Node" { inz = 0 }
+		inz && $1 == "present" { found = 1; if ($2 > 0) ok = 1; print z, "present", $2 }
+		END { exit !(found && ok) }' /proc/zoneinfo
+}
+
+swiotlb_active() {
+	slabs=$(cat /sys/kernel/debug/swiotlb/io_tlb_nslabs)
+	echo "io_tlb_nslabs=$slabs"
+	[ "$slabs" -gt 0 ]
+}
+
+our_device() { # prints the sysfs path of the first dma32-demo function
+	for d in /sys/bus/pci/devices/*; do
+		if [ "$(cat "$d/vendor")" = 0x1af4 ] && [ "$(cat "$d/device")" = 0x10f3 ]; then
+			echo "$d"
+			return 0
+		fi
+	done
+	echo "no 1af4:10f3 device in /sys/bus/pci/devices"
+	return 1
+}
+
+bound_to_driver() {
+	d=$(our_device) || return 1
+	drv=$(basename "$(readlink "$d/driver")" 2>/dev/null)
+	echo "bound to '$drv'"
+	[ "$drv" = dma32demo ]
+}
+
+lspci_shows() { lspci -n | grep -q '1af4:10f3'; }
+
+unload_clean() {
+	rmmod dma32demo || return 1
+	if grep -q '^dma32demo ' /proc/modules; then
+		echo "still loaded"
+		return 1
+	fi
+	d=$(our_device) || return 1
+	[ ! -e "$d/driver" ] || { echo "still bound"; return 1; }
+	# Loading again must work, too.
+	insmod /lib/modules/dma32demo.ko && bound_to_driver
+}
+
+echo "KTAP version 1"
+echo "1..8"
+check "zone DMA populated" zone_present DMA
+check "zone DMA32 populated" zone_present DMA32
+check "zone Normal populated" zone_present Normal
+check "swiotlb active" swiotlb_active
+check "dma32-demo device enumerated (1af4:10f3)" our_device
+check "lspci shows the device" lspci_shows
+check "module dma32demo bound to the device" bound_to_driver
+check "module unloads and reloads cleanly" unload_clean
+exit 0

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The spine's failure paths: each failure stops the run with a message that
+# names the step and the log, and run-guest reports what the guest did.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+scratch=$(mktemp -d "$top/build/failure-paths.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export DMA32_LOGS=$scratch/logs
+run_guest=$top/scripts/run-guest
+
+n=0
+# expect DESCRIPTION WANT_RC STDERR_REGEX COMMAND...: the command exits with
+# WANT_RC ('nonzero' for any failure) and its stderr matches the regex
+# (an empty regex checks nothing).
+expect() {
+	local desc=$1 want=$2 regex=$3 rc=0
+	shift 3
+	n=$((n + 1))
+	"$@" >"$scratch/out" 2>"$scratch/err" </dev/null || rc=$?
+	if { [[ $want == nonzero ]] && ((rc != 0)) || [[ $want == "$rc" ]]; } &&
+		{ [[ -z $regex ]] || grep -qE -- "$regex" "$scratch/err"; }; then
+		echo "ok $n $desc"
+	else
+		echo "not ok $n $desc # exit $rc, stderr: $(head -c 300 "$scratch/err" | tr '\n' ' ')"
+	fi
+}
+# stdout_is DESCRIPTION WANT COMMAND...: the command succeeds printing WANT.
+stdout_is() {
+	local desc=$1 want=$2 rc=0 got
+	shift 2
+	n=$((n + 1))
+	got=$("$@" 2>"$scratch/err" </dev/null) || rc=$?
+	if ((rc == 0)) && [[ $got == "$want" ]]; then
+		echo "ok $n $desc"
+	else
+		echo "not ok $n $desc # exit $rc, stdout '$got', stderr: $(head -c 300 "$scratch/err" | tr '\n' ' ')"
+	fi
+}
+
+echo "KTAP version 1"
+echo "1..12"
+
+# A kernel patch that does not apply: the build stops and names it.
+mkdir -p "$scratch/patches"
+cat >"$scratch/patches/0001-does-not-apply.patch" <<'PATCH'
+From: Nobody <nobody@example.org>
+Subject: [PATCH] a patch against a file that is not there
+
+diff --git a/mm/no-such-file.c b/mm/no-such-file.c
+--- a/mm/no-such-file.c
++++ b/mm/no-such-file.c
+@@ -1,3 +1,3 @@
+ a
+-b
++c
+ d
+PATCH
+expect "a kernel patch that does not apply fails the build, naming patch and log" nonzero \
+	'kernel patch 0001-does-not-apply.patch does not apply.*log: .*kernel-patch-0001-does-not-apply.patch.log' \
+	env DMA32_BUILD="$scratch/build" DMA32_PATCH_DIR="$scratch/patches" "$top/scripts/build-kernel"
+
+# A broken driver build: the step and its log are named.
+cp -r "$top/driver" "$scratch/driver"
+rm -f "$scratch"/driver/*.o "$scratch"/driver/*.ko
+echo '#error deliberately broken by failure-paths.sh' >>"$scratch/driver/dma32demo.c"
+expect "a broken driver build fails naming the step and the log" nonzero \
+	"step 'build dma32demo.ko against the guest kernel' failed.*driver-build.log" \
+	"$top/scripts/build-driver" "$scratch/driver"
+
+# run-guest: results, exit statuses, hangs, panics, bad options.
+stdout_is "run-guest returns the command's output" 22 \
+	"$run_guest" --log failure-paths-zoneinfo --run 'cat /proc/zoneinfo | grep -c zone'
+expect "run-guest --run false exits non-zero" 1 '' "$run_guest" --run false
+expect "run-guest returns the command's exit status" 7 '' "$run_guest" --run 'exit 7'
+expect "a hanging guest times out, naming the log" 124 \
+	'guest timed out after 5s \(console log: .*\.console\.log\)' \
+	"$run_guest" --timeout 5 --run 'sleep 600'
+expect "a kernel panic fails the run, naming the log" nonzero \
+	'kernel reported a problem \(console log: .*\.console\.log\)' \
+	"$run_guest" --append 'rdinit=/no-such-init' --run true
+expect "run-guest rejects an unknown option in one line" 1 \
+	"^run-guest: error: unknown option '--bogus'" "$run_guest" --bogus
+expect "run-guest rejects a bad --mem" 1 "^run-guest: error: --mem 'lots'" \
+	"$run_guest" --mem lots --run true
+expect "run-guest rejects a missing kernel" 1 "^run-guest: error: kernel /no/such/bzImage not found" \
+	"$run_guest" --kernel /no/such/bzImage --run true
+expect "run-guest needs something to do" 1 "^run-guest: error: nothing to do" "$run_guest"
+expect "build-kernel rejects an unknown option" 1 "^build-kernel: error: unknown option" \
+	"$top/scripts/build-kernel" --bogus
