@@ -25,7 +25,7 @@ KERNEL_PATCHES := $(sort $(wildcard kernel-patches/*.patch))
 QEMU_SOURCES   := $(wildcard qemu-device/*.c qemu-device/*.h) \
 		  qemu-device/trace-events qemu-device/graft-into-qemu
 DRIVER_SOURCES := $(wildcard driver/*.c driver/*.h driver/uapi/*.h) driver/Kbuild $(REGS_H)
-GUEST_TESTS    := $(wildcard */tests/guest/*)
+GUEST_FILES    := $(wildcard */tests/guest/*) $(shell find guest-image/rootfs -type f)
 
 .PHONY: all setup kernel qemu guest demo test bench shell clean distclean
 .DELETE_ON_ERROR:
@@ -54,7 +54,7 @@ $(MODULE) $(DMA32CTL) &: $(DRIVER_SOURCES) driver/dma32ctl.c $(BZIMAGE) scripts/
 	@scripts/build-driver
 	@touch $(MODULE) $(DMA32CTL)
 
-$(INITRAMFS): $(MODULE) $(DMA32CTL) guest-image/init guest-image/build-initramfs $(GUEST_TESTS) | $(SETUP)
+$(INITRAMFS): $(MODULE) $(DMA32CTL) guest-image/init guest-image/build-initramfs $(GUEST_FILES) | $(SETUP)
 	@echo "==> initramfs ($@)"
 	@guest-image/build-initramfs $@ --module $(MODULE) --tool $(DMA32CTL)
 
