@@ -1,0 +1,1672 @@
+/*
+ * QTest for the dma32-demo PCI device
+ *
+ * Runs on "-M q35 -m 6G": RAM is at [0, 2 GiB) and [4 GiB, 8 GiB).  The
+ * libqos allocator never returns memory above 4 GiB, so this test places
+ * its rings and buffers at fixed addresses and writes them directly with
+ * qtest_memwrite.
+ *
+ * Environment:
+ *   DMA32_DEMO_FUZZ_OPS=N      randomized loop length (default 100000)
+ *   DMA32_DEMO_FUZZ_SECONDS=S  keep the randomized loop going for S seconds
+ *   DMA32_DEMO_FUZZ_SEED=X     seed of the randomized loop (default fixed)
+ *   DMA32_DEMO_BENCH=1         add /dma32-demo/bench: 64 MiB COPY against
+ *                              host memcpy, prints one JSON line
+ *
+ * Copyright (c) 2026 The dma32-demo authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qemu/crc32c.h"
+#include "qemu/madvise.h"
+#include "libqtest.h"
+#include "libqos/pci-pc.h"
+#include "qapi/qmp/qdict.h"
+#include "qapi/qmp/qnum.h"
+#include "hw/pci/pci_regs.h"
+#include "hw/misc/dma32-demo-regs.h"
+
+#define GiB_ (1ULL << 30)
+#define MiB_ (1ULL << 20)
+#define KiB_ (1ULL << 10)
+
+#define DEV_DEVFN           QPCI_DEVFN(4, 0)
+#define RING_ADDR           0x00100000ULL
+#define MSI_ADDR            0x00080000ULL
+#define MSI_DATA            0x4d53
+#define BUF_A               0x01000000ULL
+#define BUF_B               0x05000000ULL
+#define HIGH                0x100000000ULL
+#define RING_ENTRIES        64
+#define WAIT_SECONDS        60
+
+typedef struct Dev {
+    QTestState *qts;
+    QPCIBus *bus;
+    QPCIDevice *pdev;
+    QPCIBar bar;
+    uint64_t ring;
+    uint32_t ring_size;
+    uint32_t tail;
+} Dev;
+
+typedef struct Desc {
+    uint32_t op;
+    uint32_t len;
+    uint64_t src;
+    uint64_t dst;
+    uint64_t seed;
+    uint64_t reserved0;
+} Desc;
+
+typedef struct Done {
+    uint32_t status;
+    uint32_t result;
+    uint64_t fault_addr;
+} Done;
+
+/* Helpers */
+
+static uint32_t rd(Dev *d, uint32_t reg)
+{
+    return qpci_io_readl(d->pdev, d->bar, reg);
+}
+
+static void wr(Dev *d, uint32_t reg, uint32_t val)
+{
+    qpci_io_writel(d->pdev, d->bar, reg, val);
+}
+
+static uint64_t rd64(Dev *d, uint32_t reg)
+{
+    uint64_t lo = rd(d, reg);
+
+    return lo | (uint64_t)rd(d, reg + 4) << 32;
+}
+
+static void dev_setup(Dev *d)
+{
+    d->bus = qpci_new_pc(d->qts, NULL);
+    d->pdev = qpci_device_find(d->bus, DEV_DEVFN);
+    g_assert(d->pdev);
+    qpci_device_enable(d->pdev);
+    d->bar = qpci_iomap(d->pdev, 0, NULL);
+}
+
+static void dev_teardown(Dev *d)
+{
+    g_free(d->pdev);
+    qpci_free_pc(d->bus);
+    d->pdev = NULL;
+    d->bus = NULL;
+}
+
+/*
+ * A QEMU run from its build directory looks for firmware relative to the
+ * binary (qemu-bundle/), where a Debian-configured tree has none: add the
+ * firmware directories with -L.  DMA32_DEMO_FIRMWARE_PATH overrides them.
+ */
+static char **firmware_dirs(void)
+{
+    const char *env = g_getenv("DMA32_DEMO_FIRMWARE_PATH");
+    char **dirs = g_strsplit(env ? env : "/usr/share/seabios:/usr/share/qemu",
+                             ":", -1);
+    GPtrArray *out = g_ptr_array_new();
+    char **p;
+
+    for (p = dirs; *p; p++) {
+        if (**p && g_file_test(*p, G_FILE_TEST_IS_DIR)) {
+            g_ptr_array_add(out, g_strdup("-L"));
+            g_ptr_array_add(out, g_strdup(*p));
+        }
+    }
+    g_ptr_array_add(out, NULL);
+    g_strfreev(dirs);
+    return (char **)g_ptr_array_free(out, FALSE);
+}
+
+static Dev *dev_start_with(const char *extra, const char *props)
+{
+    Dev *d = g_new0(Dev, 1);
+    g_auto(GStrv) fw = firmware_dirs();
+    g_autofree char *fw_args = g_strjoinv(" ", fw);
+
+    d->qts = qtest_initf("%s -M q35 -m 6G -nodefaults %s "
+                         "-device dma32-demo,id=d0,addr=04.0%s%s",
+                         fw_args, extra, props ? "," : "",
+                         props ? props : "");
+    dev_setup(d);
+    return d;
+}
+
+static Dev *dev_start(const char *props)
+{
+    return dev_start_with("", props);
+}
+
+static void dev_stop(Dev *d)
+{
+    dev_teardown(d);
+    qtest_quit(d->qts);
+    g_free(d);
+}
+
+static void ring_program(Dev *d, uint64_t base, uint32_t size)
+{
+    wr(d, DMA32_DEMO_REG_RING_BASE_LO, (uint32_t)base);
+    wr(d, DMA32_DEMO_REG_RING_BASE_HI, base >> 32);
+    wr(d, DMA32_DEMO_REG_RING_SIZE, size);
+    d->ring = base;
+    d->ring_size = size;
+    d->tail = 0;
+}
+
+static void ring_start(Dev *d, uint64_t base, uint32_t size)
+{
+    ring_program(d, base, size);
+    wr(d, DMA32_DEMO_REG_INT_MASK, DMA32_DEMO_INT_ALL);
+    wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
+}
+
+static uint64_t desc_addr(Dev *d, uint32_t idx)
+{
+    return d->ring + (uint64_t)idx * DMA32_DEMO_DESC_SIZE;
+}
+
+static void desc_write(Dev *d, uint32_t idx, const Desc *x)
+{
+    uint8_t raw[DMA32_DEMO_DESC_SIZE] = { 0 };
+
+    stl_le_p(raw + 0, x->op);
+    stl_le_p(raw + 4, x->len);
+    stq_le_p(raw + 8, x->src);
+    stq_le_p(raw + 16, x->dst);
+    stq_le_p(raw + 24, x->seed);
+    stl_le_p(raw + 32, DMA32_DEMO_ST_PENDING);
+    stq_le_p(raw + 48, x->reserved0);
+    qtest_memwrite(d->qts, desc_addr(d, idx), raw, sizeof(raw));
+}
+
+static void desc_read(Dev *d, uint32_t idx, Done *done)
+{
+    uint8_t raw[16];
+
+    qtest_memread(d->qts, desc_addr(d, idx) + DMA32_DEMO_DESC_STATUS_OFF,
+                  raw, sizeof(raw));
+    done->status = ldl_le_p(raw);
+    done->result = ldl_le_p(raw + 4);
+    done->fault_addr = ldq_le_p(raw + 8);
+}
+
+/* Wait until HEAD reaches @head or the ring halts; return STATUS */
+static uint32_t wait_head(Dev *d, uint32_t head)
+{
+    gint64 deadline = g_get_monotonic_time() + WAIT_SECONDS * G_USEC_PER_SEC;
+    uint32_t st;
+
+    for (;;) {
+        st = rd(d, DMA32_DEMO_REG_STATUS);
+        if (rd(d, DMA32_DEMO_REG_RING_HEAD) == head ||
+            (st & DMA32_DEMO_STATUS_HALTED)) {
+            return st;
+        }
+        g_assert(g_get_monotonic_time() < deadline);
+    }
+}
+
+/* Submit descriptors at the tail, ring the doorbell and wait for them */
+static uint32_t submit(Dev *d, const Desc *x, unsigned n)
+{
+    unsigned i;
+
+    for (i = 0; i < n; i++) {
+        desc_write(d, d->tail, &x[i]);
+        d->tail = (d->tail + 1) & (d->ring_size - 1);
+    }
+    wr(d, DMA32_DEMO_REG_DOORBELL, d->tail);
+    return wait_head(d, d->tail);
+}
+
+/* Run one descriptor, return its completion */
+static Done run1(Dev *d, uint32_t op, uint32_t len, uint64_t src,
+                 uint64_t dst, uint64_t seed)
+{
+    Desc x = { .op = op, .len = len, .src = src, .dst = dst, .seed = seed };
+    uint32_t idx = d->tail;
+    uint32_t st;
+    Done done;
+
+    st = submit(d, &x, 1);
+    g_assert_cmphex(st & DMA32_DEMO_STATUS_HALTED, ==, 0);
+    desc_read(d, idx, &done);
+    return done;
+}
+
+static void pattern(uint8_t *buf, uint64_t seed, uint64_t len)
+{
+    uint64_t i;
+
+    for (i = 0; i < len; i++) {
+        buf[i] = dma32_demo_pattern_word(seed, i / 8) >> ((i % 8) * 8);
+    }
+}
+
+static uint32_t crc32c_std(const void *buf, size_t len)
+{
+    return crc32c(0xffffffff, buf, len);
+}
+
+static void check_pattern(Dev *d, uint64_t addr, uint64_t len, uint64_t seed)
+{
+    g_autofree uint8_t *want = g_malloc(len);
+    g_autofree uint8_t *got = g_malloc(len);
+
+    pattern(want, seed, len);
+    qtest_memread(d->qts, addr, got, len);
+    g_assert(memcmp(want, got, len) == 0);
+}
+
+/* Canaries: fill a region with a known byte and check it stayed so */
+static void canary_set(Dev *d, uint64_t addr, uint64_t len)
+{
+    qtest_memset(d->qts, addr, 0xa5, len);
+}
+
+static void canary_check(Dev *d, uint64_t addr, uint64_t len)
+{
+    g_autofree uint8_t *got = g_malloc(len);
+    uint64_t i;
+
+    qtest_memread(d->qts, addr, got, len);
+    for (i = 0; i < len; i++) {
+        if (got[i] != 0xa5) {
+            g_test_message("canary at 0x%" PRIx64 " overwritten", addr + i);
+            g_assert_cmphex(got[i], ==, 0xa5);
+        }
+    }
+}
+
+static void check_fault(Dev *d, uint32_t status, uint32_t source,
+                        uint32_t idx, uint64_t addr)
+{
+    uint32_t info = rd(d, DMA32_DEMO_REG_FAULT_INFO);
+
+    g_assert_cmphex(rd64(d, DMA32_DEMO_REG_FAULT_ADDR_LO), ==, addr);
+    g_assert_cmpuint(DMA32_DEMO_FAULT_STATUS(info), ==, status);
+    g_assert_cmpuint(DMA32_DEMO_FAULT_SOURCE(info), ==, source);
+    g_assert_cmpuint(DMA32_DEMO_FAULT_INDEX(info), ==, idx);
+}
+
+static void check_counters(Dev *d, uint64_t completed, uint64_t rd_bytes,
+                           uint64_t wr_bytes, uint64_t faults,
+                           uint64_t bus_errors, uint64_t invalid)
+{
+    g_assert_cmpuint(rd64(d, DMA32_DEMO_REG_CNT_COMPLETED), ==, completed);
+    g_assert_cmpuint(rd64(d, DMA32_DEMO_REG_CNT_BYTES_READ), ==, rd_bytes);
+    g_assert_cmpuint(rd64(d, DMA32_DEMO_REG_CNT_BYTES_WRITTEN), ==, wr_bytes);
+    g_assert_cmpuint(rd64(d, DMA32_DEMO_REG_CNT_ADDR_FAULTS), ==, faults);
+    g_assert_cmpuint(rd64(d, DMA32_DEMO_REG_CNT_BUS_ERRORS), ==, bus_errors);
+    g_assert_cmpuint(rd64(d, DMA32_DEMO_REG_CNT_INVALID), ==, invalid);
+}
+
+/* An address fault: status, descriptor fault_addr, latched registers */
+static void expect_addr_fault(Dev *d, Done done, uint32_t idx,
+                              uint32_t source, uint64_t addr)
+{
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_ADDR_FAULT);
+    g_assert_cmphex(done.fault_addr, ==, addr);
+    check_fault(d, DMA32_DEMO_ST_ADDR_FAULT, source, idx, addr);
+    g_assert(rd(d, DMA32_DEMO_REG_INT_STATUS) & DMA32_DEMO_INT_ERROR);
+    wr(d, DMA32_DEMO_REG_INT_ACK, DMA32_DEMO_INT_ALL);
+}
+
+/* Tests */
+
+static void test_ids(void)
+{
+    Dev *d = dev_start(NULL);
+
+    g_assert_cmphex(qpci_config_readw(d->pdev, PCI_VENDOR_ID), ==,
+                    DMA32_DEMO_VENDOR_ID);
+    g_assert_cmphex(qpci_config_readw(d->pdev, PCI_DEVICE_ID), ==,
+                    DMA32_DEMO_DEVICE_ID);
+    g_assert_cmphex(qpci_config_readb(d->pdev, PCI_REVISION_ID), ==,
+                    DMA32_DEMO_REVISION);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_VERSION), ==,
+                    DMA32_DEMO_VERSION_MAJOR << 16 | DMA32_DEMO_VERSION_MINOR);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_DMA_BITS), ==, 32);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_BITS), ==, 32);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_MAX_XFER), ==, 64 * MiB_);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_MAX_RING), >=, RING_ENTRIES);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_FEATURES), ==, 0);
+    g_assert(qpci_find_capability(d->pdev, PCI_CAP_ID_MSI, 0));
+    g_assert_cmpuint(qpci_config_readb(d->pdev, PCI_INTERRUPT_PIN), ==, 1);
+    /* all state idle */
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_STATUS), ==, 0);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_STATUS), ==, 0);
+    dev_stop(d);
+
+    d = dev_start("dma-bits=40,ring-bits=36,max-xfer=1M,overflow=truncate");
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_DMA_BITS), ==, 40);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_BITS), ==, 36);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_MAX_XFER), ==, MiB_);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_FEATURES), ==,
+                    DMA32_DEMO_FEAT_TRUNCATE);
+    dev_stop(d);
+}
+
+/* Invalid properties fail at realize with a clear message, no abort */
+static void test_bad_props(void)
+{
+    static const struct {
+        const char *props;
+        const char *msg;
+    } cases[] = {
+        { "dma-bits=23", "dma-bits must be between 24 and 64" },
+        { "dma-bits=65", "dma-bits must be between 24 and 64" },
+        { "ring-bits=0", "ring-bits must be between 24 and 64" },
+        { "ring-bits=200", "ring-bits must be between 24 and 64" },
+        { "max-xfer=0", "max-xfer must be between" },
+        { "max-xfer=8G", "max-xfer must be between" },
+        { "overflow=wrap", "overflow" },
+    };
+    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    unsigned i;
+
+    g_assert(qemu);
+    for (i = 0; i < ARRAY_SIZE(cases); i++) {
+        g_autofree char *dev = g_strdup_printf("dma32-demo,%s",
+                                               cases[i].props);
+        g_auto(GStrv) fw = firmware_dirs();
+        const char *base[] = {
+            qemu, "-M", "q35", "-accel", "qtest", "-display", "none",
+            "-nodefaults", "-device", dev,
+        };
+        g_autoptr(GPtrArray) argv = g_ptr_array_new();
+        char **p;
+        g_autofree char *out = NULL;
+        g_autofree char *err = NULL;
+        g_autoptr(GError) gerr = NULL;
+        int wstatus;
+
+        for (p = (char **)base; p < (char **)base + ARRAY_SIZE(base); p++) {
+            g_ptr_array_add(argv, *p);
+        }
+        for (p = fw; *p; p++) {
+            g_ptr_array_add(argv, *p);
+        }
+        g_ptr_array_add(argv, NULL);
+        g_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL,
+                              G_SPAWN_DEFAULT,
+                              NULL, NULL, &out, &err, &wstatus, &gerr));
+        g_assert(WIFEXITED(wstatus));
+        g_assert_cmpint(WEXITSTATUS(wstatus), ==, 1);
+        if (!strstr(err, cases[i].msg)) {
+            g_test_message("%s: %s", cases[i].props, err);
+            g_assert_not_reached();
+        }
+    }
+}
+
+static void test_fill(void)
+{
+    Dev *d = dev_start(NULL);
+    uint64_t dst = BUF_A + 3;
+    uint64_t len = MiB_ + 5;
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    canary_set(d, dst - 64, 64);
+    canary_set(d, dst + len, 64);
+    done = run1(d, DMA32_DEMO_OP_FILL, len, 0, dst, 0x1234);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(done.fault_addr, ==, 0);
+    check_pattern(d, dst, len, 0x1234);
+    canary_check(d, dst - 64, 64);
+    canary_check(d, dst + len, 64);
+
+    /* a different seed gives different data; tiny and odd lengths */
+    done = run1(d, DMA32_DEMO_OP_FILL, 1, 0, BUF_B + 7, 99);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_B + 7, 1, 99);
+    done = run1(d, DMA32_DEMO_OP_FILL, 13, 0, BUF_B + 1, 98);
+    check_pattern(d, BUF_B + 1, 13, 98);
+    check_counters(d, 3, 0, len + 1 + 13, 0, 0, 0);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_HEAD), ==, 3);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_STATUS), ==, DMA32_DEMO_INT_DONE);
+    dev_stop(d);
+}
+
+static void test_checksum(void)
+{
+    Dev *d = dev_start(NULL);
+    const uint64_t len = 3 * MiB_ + 11;
+    g_autofree uint8_t *buf = g_malloc(len);
+    uint64_t i;
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    qtest_memwrite(d->qts, BUF_A, "123456789", 9);
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 9, BUF_A, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(done.result, ==, 0xe3069283);
+
+    for (i = 0; i < len; i++) {
+        buf[i] = i * 7 + (i >> 11);
+    }
+    qtest_memwrite(d->qts, BUF_B + 1, buf, len);
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, len, BUF_B + 1, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(done.result, ==, crc32c_std(buf, len));
+    /* the checksum of a FILL matches the pattern */
+    done = run1(d, DMA32_DEMO_OP_FILL, 4097, 0, BUF_A, 5);
+    pattern(buf, 5, 4097);
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 4097, BUF_A, 0, 0);
+    g_assert_cmphex(done.result, ==, crc32c_std(buf, 4097));
+    check_counters(d, 4, 9 + len + 4097, 4097, 0, 0, 0);
+    dev_stop(d);
+}
+
+static void test_copy(void)
+{
+    Dev *d = dev_start(NULL);
+    const uint64_t len = 2 * MiB_ + 3;
+    g_autofree uint8_t *buf = g_malloc(len);
+    g_autofree uint8_t *got = g_malloc(len);
+    uint64_t i;
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    for (i = 0; i < len; i++) {
+        buf[i] = i ^ (i >> 9);
+    }
+    qtest_memwrite(d->qts, BUF_A + 5, buf, len);
+    canary_set(d, BUF_B - 16, 16);
+    canary_set(d, BUF_B + len, 16);
+    done = run1(d, DMA32_DEMO_OP_COPY, len, BUF_A + 5, BUF_B, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    qtest_memread(d->qts, BUF_B, got, len);
+    g_assert(memcmp(buf, got, len) == 0);
+    canary_check(d, BUF_B - 16, 16);
+    canary_check(d, BUF_B + len, 16);
+    check_counters(d, 1, len, len, 0, 0, 0);
+    dev_stop(d);
+}
+
+/* Several descriptors in one doorbell, ring wrap-around */
+static void test_batch(void)
+{
+    Dev *d = dev_start(NULL);
+    Desc x[7];
+    unsigned i, round;
+
+    ring_start(d, RING_ADDR, 8);
+    for (round = 0; round < 5; round++) {
+        for (i = 0; i < ARRAY_SIZE(x); i++) {
+            x[i] = (Desc) {
+                .op = DMA32_DEMO_OP_FILL, .len = 100 + i,
+                .dst = BUF_A + i * 4096, .seed = round * 10 + i,
+            };
+        }
+        g_assert_cmphex(submit(d, x, ARRAY_SIZE(x)) &
+                        DMA32_DEMO_STATUS_HALTED, ==, 0);
+        for (i = 0; i < ARRAY_SIZE(x); i++) {
+            check_pattern(d, BUF_A + i * 4096, 100 + i, round * 10 + i);
+        }
+    }
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_HEAD), ==, (5 * 7) % 8);
+    g_assert_cmpuint(rd64(d, DMA32_DEMO_REG_CNT_COMPLETED), ==, 35);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_STATUS), ==,
+                    DMA32_DEMO_STATUS_ENABLED);
+    dev_stop(d);
+}
+
+/*
+ * Default dma-bits=32: ranges reaching past 4 GiB fault with not a byte
+ * moved; the range that ends exactly at 4 GiB is in range.
+ */
+static void test_fault_4g(void)
+{
+    Dev *d = dev_start(NULL);
+    g_autofree uint8_t *rom = g_malloc(8192);
+    g_autofree uint8_t *rom2 = g_malloc(8192);
+    uint64_t faults = 0;
+    uint32_t idx;
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    /* [4G - 4K, 4G + 4K): firmware ROM below, RAM (canaries) above */
+    canary_set(d, HIGH, 2 * 4096);
+    qtest_memread(d->qts, HIGH - 8192, rom, 8192);
+    qtest_memwrite(d->qts, BUF_A, rom, 8192);
+
+    idx = d->tail;
+    done = run1(d, DMA32_DEMO_OP_FILL, 8192, 0, HIGH - 4096, 1);
+    expect_addr_fault(d, done, idx, DMA32_DEMO_FAULT_SRC_DST, HIGH - 4096);
+    faults++;
+
+    idx = d->tail;
+    done = run1(d, DMA32_DEMO_OP_COPY, 8192, BUF_A, HIGH - 4096, 0);
+    expect_addr_fault(d, done, idx, DMA32_DEMO_FAULT_SRC_DST, HIGH - 4096);
+    faults++;
+
+    /* one byte past the limit is enough */
+    idx = d->tail;
+    done = run1(d, DMA32_DEMO_OP_FILL, 4097, 0, HIGH - 4096, 1);
+    expect_addr_fault(d, done, idx, DMA32_DEMO_FAULT_SRC_DST, HIGH - 4096);
+    faults++;
+
+    idx = d->tail;
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 4097, HIGH - 4096, 0, 0);
+    expect_addr_fault(d, done, idx, DMA32_DEMO_FAULT_SRC_SRC, HIGH - 4096);
+    g_assert_cmphex(done.result, ==, 0);
+    faults++;
+
+    /* COPY from above 4 GiB: source faults, destination untouched */
+    canary_set(d, BUF_B, 4096);
+    idx = d->tail;
+    done = run1(d, DMA32_DEMO_OP_COPY, 4096, HIGH, BUF_B, 0);
+    expect_addr_fault(d, done, idx, DMA32_DEMO_FAULT_SRC_SRC, HIGH);
+    canary_check(d, BUF_B, 4096);
+    faults++;
+
+    /* entirely above 4 GiB */
+    idx = d->tail;
+    done = run1(d, DMA32_DEMO_OP_FILL, 4096, 0, HIGH + 4096, 1);
+    expect_addr_fault(d, done, idx, DMA32_DEMO_FAULT_SRC_DST, HIGH + 4096);
+    faults++;
+
+    canary_check(d, HIGH, 2 * 4096);
+    qtest_memread(d->qts, HIGH - 8192, rom2, 8192);
+    g_assert(memcmp(rom, rom2, 8192) == 0);
+    check_counters(d, 0, 0, 0, faults, 0, 0);
+
+    /* ends exactly at 4 GiB: in range, reads the ROM */
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 4096, HIGH - 4096, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(done.result, ==, crc32c_std(rom + 4096, 4096));
+    done = run1(d, DMA32_DEMO_OP_COPY, 4096, HIGH - 4096, BUF_B, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    qtest_memread(d->qts, BUF_B, rom2, 4096);
+    g_assert(memcmp(rom + 4096, rom2, 4096) == 0);
+    check_counters(d, 2, 8192, 4096, faults, 0, 0);
+    dev_stop(d);
+}
+
+/* A range wrapping past 2^64 faults, whatever dma-bits is */
+static void test_fault_wrap(void)
+{
+    static const char *const props[] = { NULL, "dma-bits=64" };
+    unsigned i;
+
+    for (i = 0; i < ARRAY_SIZE(props); i++) {
+        Dev *d = dev_start(props[i]);
+        uint64_t addr = 0xfffffffffffff000ULL;
+        Done done;
+
+        ring_start(d, RING_ADDR, RING_ENTRIES);
+        /* the wrapped part would land at [0, 4K) */
+        canary_set(d, 0, 4096);
+        done = run1(d, DMA32_DEMO_OP_FILL, 8192, 0, addr, 1);
+        expect_addr_fault(d, done, 0, DMA32_DEMO_FAULT_SRC_DST, addr);
+        done = run1(d, DMA32_DEMO_OP_COPY, 8192, BUF_A, addr, 0);
+        expect_addr_fault(d, done, 1, DMA32_DEMO_FAULT_SRC_DST, addr);
+        done = run1(d, DMA32_DEMO_OP_CHECKSUM, 4097, addr, 0, 0);
+        expect_addr_fault(d, done, 2, DMA32_DEMO_FAULT_SRC_SRC, addr);
+        /* the very last byte of the address space */
+        done = run1(d, DMA32_DEMO_OP_FILL, 2, 0, UINT64_MAX, 1);
+        expect_addr_fault(d, done, 3, DMA32_DEMO_FAULT_SRC_DST, UINT64_MAX);
+        canary_check(d, 0, 4096);
+        check_counters(d, 0, 0, 0, 4, 0, 0);
+        dev_stop(d);
+    }
+}
+
+/* A ring at or above 2^ring-bits faults, and nothing of it is touched */
+static void test_ring_high(void)
+{
+    Dev *d = dev_start(NULL);
+    Desc x = { .op = DMA32_DEMO_OP_FILL, .len = 64, .dst = BUF_A };
+    Done done;
+
+    canary_set(d, BUF_A, 64);
+    ring_start(d, HIGH, RING_ENTRIES);
+    desc_write(d, 0, &x);
+    wr(d, DMA32_DEMO_REG_DOORBELL, 1);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_STATUS), ==,
+                    DMA32_DEMO_STATUS_ENABLED | DMA32_DEMO_STATUS_HALTED);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_HEAD), ==, 0);
+    check_fault(d, DMA32_DEMO_ST_ADDR_FAULT, DMA32_DEMO_FAULT_SRC_RING, 0,
+                HIGH);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_STATUS), ==,
+                    DMA32_DEMO_INT_ERROR);
+    desc_read(d, 0, &done);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_PENDING);
+    canary_check(d, BUF_A, 64);
+    check_counters(d, 0, 0, 0, 1, 0, 0);
+
+    /* a doorbell while halted does nothing */
+    wr(d, DMA32_DEMO_REG_DOORBELL, 1);
+    check_counters(d, 0, 0, 0, 1, 0, 0);
+
+    /* a ring whose last descriptor reaches past 4 GiB faults as well */
+    ring_program(d, HIGH - 2 * DMA32_DEMO_DESC_SIZE, 4);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED,
+                    ==, 0);
+    wr(d, DMA32_DEMO_REG_DOORBELL, 1);
+    g_assert(rd(d, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED);
+    check_fault(d, DMA32_DEMO_ST_ADDR_FAULT, DMA32_DEMO_FAULT_SRC_RING, 0,
+                HIGH - 2 * DMA32_DEMO_DESC_SIZE);
+    check_counters(d, 0, 0, 0, 2, 0, 0);
+
+    /* the same ring below 4 GiB works after reprogramming */
+    ring_program(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 3);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A, 64, 3);
+    dev_stop(d);
+
+    /* ring-bits=33 accepts the ring above 4 GiB */
+    d = dev_start("ring-bits=33");
+    ring_start(d, HIGH + MiB_, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 4);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A, 64, 4);
+    dev_stop(d);
+}
+
+/* dma-bits=64,ring-bits=32: high data works, a high ring does not */
+static void test_dma64_ring32(void)
+{
+    Dev *d = dev_start("dma-bits=64,ring-bits=32");
+    const uint64_t len = MiB_ + 1;
+    g_autofree uint8_t *buf = g_malloc(len);
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, len, 0, HIGH + 8, 7);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, HIGH + 8, len, 7);
+    done = run1(d, DMA32_DEMO_OP_COPY, len, HIGH + 8, HIGH + 2 * GiB_, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, HIGH + 2 * GiB_, len, 7);
+    done = run1(d, DMA32_DEMO_OP_COPY, len, HIGH + 2 * GiB_, BUF_A, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A, len, 7);
+    pattern(buf, 7, len);
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, len, HIGH + 8, 0, 0);
+    g_assert_cmphex(done.result, ==, crc32c_std(buf, len));
+    check_counters(d, 4, 3 * len, 3 * len, 0, 0, 0);
+
+    /* data beyond RAM is a bus error, not an address fault */
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 64, 1ULL << 50, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, 1ULL << 50);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_SRC, 4,
+                1ULL << 50);
+
+    ring_start(d, HIGH, RING_ENTRIES);
+    wr(d, DMA32_DEMO_REG_DOORBELL, 1);
+    g_assert(rd(d, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED);
+    check_fault(d, DMA32_DEMO_ST_ADDR_FAULT, DMA32_DEMO_FAULT_SRC_RING, 0,
+                HIGH);
+    dev_stop(d);
+}
+
+/* dma-bits=31 faults at 2 GiB */
+static void test_dma31(void)
+{
+    Dev *d = dev_start("dma-bits=31");
+    const uint64_t lim = 2 * GiB_;
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_DMA_BITS), ==, 31);
+    /* ends exactly at 2 GiB: fine */
+    done = run1(d, DMA32_DEMO_OP_FILL, 4096, 0, lim - 4096, 11);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, lim - 4096, 4096, 11);
+    /* one byte more: faults, nothing written */
+    canary_set(d, lim - 4096, 4096);
+    done = run1(d, DMA32_DEMO_OP_FILL, 4097, 0, lim - 4096, 11);
+    expect_addr_fault(d, done, 1, DMA32_DEMO_FAULT_SRC_DST, lim - 4096);
+    done = run1(d, DMA32_DEMO_OP_COPY, 4097, BUF_A, lim - 4096, 0);
+    expect_addr_fault(d, done, 2, DMA32_DEMO_FAULT_SRC_DST, lim - 4096);
+    canary_check(d, lim - 4096, 4096);
+    done = run1(d, DMA32_DEMO_OP_FILL, 1, 0, lim, 11);
+    expect_addr_fault(d, done, 3, DMA32_DEMO_FAULT_SRC_DST, lim);
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 1, lim + GiB_, 0, 0);
+    expect_addr_fault(d, done, 4, DMA32_DEMO_FAULT_SRC_SRC, lim + GiB_);
+    check_counters(d, 1, 0, 4096, 4, 0, 0);
+    dev_stop(d);
+}
+
+/* overflow=truncate: the device writes at addr mod 2^dma-bits */
+static void test_truncate(void)
+{
+    Dev *d = dev_start("overflow=truncate");
+    Done done;
+    g_autofree uint8_t *buf = g_malloc(4096);
+    g_autofree uint8_t *got = g_malloc(4096);
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    canary_set(d, HIGH + BUF_A, 4096);
+    qtest_memset(d->qts, BUF_A, 0, 4096);
+    done = run1(d, DMA32_DEMO_OP_FILL, 4096, 0, HIGH + BUF_A, 21);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A, 4096, 21);          /* silent corruption */
+    canary_check(d, HIGH + BUF_A, 4096);        /* the intended target */
+    /* reads are truncated too */
+    pattern(buf, 21, 4096);
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 4096, (5 * HIGH) + BUF_A, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(done.result, ==, crc32c_std(buf, 4096));
+    done = run1(d, DMA32_DEMO_OP_COPY, 4096, HIGH + BUF_A, BUF_B, 0);
+    qtest_memread(d->qts, BUF_B, got, 4096);
+    g_assert(memcmp(buf, got, 4096) == 0);
+    check_counters(d, 3, 8192, 8192, 0, 0, 0);
+    dev_stop(d);
+
+    /* a range crossing 2^31 wraps to 0 byte by byte */
+    d = dev_start("overflow=truncate,dma-bits=31");
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    qtest_memset(d->qts, 0, 0, 4096);
+    done = run1(d, DMA32_DEMO_OP_FILL, 4096, 0, 2 * GiB_ - 2048, 22);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    pattern(buf, 22, 4096);
+    qtest_memread(d->qts, 2 * GiB_ - 2048, got, 2048);
+    g_assert(memcmp(buf, got, 2048) == 0);
+    qtest_memread(d->qts, 0, got, 2048);
+    g_assert(memcmp(buf + 2048, got, 2048) == 0);
+    /* and 2^64 wraps to 0 as well */
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 4096, UINT64_MAX - 2047, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(done.result, ==, crc32c_std(buf, 4096));
+    check_counters(d, 2, 4096, 4096, 0, 0, 0);
+    dev_stop(d);
+}
+
+static uint64_t qom_counter(Dev *d, const char *name)
+{
+    QDict *rsp = qtest_qmp(d->qts, "{'execute': 'qom-get', 'arguments': "
+                           "{'path': '/machine/peripheral/d0', "
+                           "'property': %s}}", name);
+    uint64_t v;
+
+    g_assert(qdict_haskey(rsp, "return"));
+    g_assert(qnum_get_try_uint(qobject_to(QNum, qdict_get(rsp, "return")),
+                               &v));
+    qobject_unref(rsp);
+    return v;
+}
+
+/* Counters and the latched fault are exact, over MMIO and QOM */
+static void test_counters(void)
+{
+    Dev *d = dev_start(NULL);
+    Desc bad = { .op = 9, .len = 1, .dst = BUF_A };
+    QDict *rsp;
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    check_counters(d, 0, 0, 0, 0, 0, 0);
+    run1(d, DMA32_DEMO_OP_FILL, 5000, 0, BUF_A, 1);
+    run1(d, DMA32_DEMO_OP_CHECKSUM, 777, BUF_A, 0, 0);
+    run1(d, DMA32_DEMO_OP_COPY, 333, BUF_A, BUF_B, 0);
+    done = run1(d, DMA32_DEMO_OP_FILL, 16, 0, HIGH + 0x1230, 1);
+    expect_addr_fault(d, done, 3, DMA32_DEMO_FAULT_SRC_DST, HIGH + 0x1230);
+    done = run1(d, DMA32_DEMO_OP_COPY, 16, BUF_A, 0xfffffff8ULL, 1);
+    expect_addr_fault(d, done, 4, DMA32_DEMO_FAULT_SRC_DST, 0xfffffff8ULL);
+    submit(d, &bad, 1);
+    desc_read(d, 5, &done);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_INVALID);
+    check_fault(d, DMA32_DEMO_ST_INVALID, DMA32_DEMO_FAULT_SRC_RING, 5,
+                RING_ADDR + 5 * DMA32_DEMO_DESC_SIZE);
+    wr(d, DMA32_DEMO_REG_INJECT, DMA32_DEMO_INJECT_BUS_ERROR);
+    done = run1(d, DMA32_DEMO_OP_FILL, 100, 0, BUF_A + 50, 1);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_DST, 6,
+                BUF_A + 50);
+
+    check_counters(d, 3, 777 + 333, 5000 + 333, 2, 1, 1);
+    /* 64-bit access: low word first, consistent */
+    g_assert_cmpuint(qpci_io_readq(d->pdev, d->bar,
+                                   DMA32_DEMO_REG_CNT_BYTES_WRITTEN),
+                     ==, 5333);
+    g_assert_cmpuint(qom_counter(d, "descs-completed"), ==, 3);
+    g_assert_cmpuint(qom_counter(d, "bytes-read"), ==, 1110);
+    g_assert_cmpuint(qom_counter(d, "bytes-written"), ==, 5333);
+    g_assert_cmpuint(qom_counter(d, "addr-faults"), ==, 2);
+    g_assert_cmpuint(qom_counter(d, "bus-errors"), ==, 1);
+    g_assert_cmpuint(qom_counter(d, "invalid-descs"), ==, 1);
+    /* read only over QOM */
+    rsp = qtest_qmp(d->qts, "{'execute': 'qom-set', 'arguments': "
+                    "{'path': '/machine/peripheral/d0', "
+                    "'property': 'bytes-read', 'value': 0}}");
+    g_assert(qdict_haskey(rsp, "error"));
+    qobject_unref(rsp);
+    /* properties are visible too */
+    rsp = qtest_qmp(d->qts, "{'execute': 'qom-get', 'arguments': "
+                    "{'path': '/machine/peripheral/d0', "
+                    "'property': 'overflow'}}");
+    g_assert_cmpstr(qdict_get_str(rsp, "return"), ==, "fault");
+    qobject_unref(rsp);
+
+    /* the _LO read snapshots: _HI stays consistent */
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_CNT_BYTES_WRITTEN), ==, 5333);
+    run1(d, DMA32_DEMO_OP_FILL, 10, 0, BUF_A, 1);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_CNT_BYTES_WRITTEN + 4), ==, 0);
+
+    wr(d, DMA32_DEMO_REG_CNT_CLEAR, 1);
+    check_counters(d, 0, 0, 0, 0, 0, 0);
+    g_assert_cmpuint(qom_counter(d, "bytes-written"), ==, 0);
+    /* the fault latch is not a counter: it stays */
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_DST, 6,
+                BUF_A + 50);
+    dev_stop(d);
+}
+
+static uint32_t msi_cap_setup(Dev *d, bool enable)
+{
+    uint8_t cap = qpci_find_capability(d->pdev, PCI_CAP_ID_MSI, 0);
+    uint16_t flags;
+
+    g_assert(cap);
+    flags = qpci_config_readw(d->pdev, cap + PCI_MSI_FLAGS);
+    g_assert(flags & PCI_MSI_FLAGS_64BIT);
+    qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_LO, MSI_ADDR);
+    qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_HI, 0);
+    qpci_config_writew(d->pdev, cap + PCI_MSI_DATA_64, MSI_DATA);
+    flags &= ~(PCI_MSI_FLAGS_ENABLE | PCI_MSI_FLAGS_QSIZE);
+    qpci_config_writew(d->pdev, cap + PCI_MSI_FLAGS,
+                       flags | (enable ? PCI_MSI_FLAGS_ENABLE : 0));
+    return cap;
+}
+
+static int intx_gsi(Dev *d)
+{
+    int gsi, found = -1;
+
+    for (gsi = 16; gsi < 24; gsi++) {
+        if (qtest_get_irq(d->qts, gsi)) {
+            g_assert_cmpint(found, ==, -1);
+            found = gsi;
+        }
+    }
+    return found;
+}
+
+static void test_msi(void)
+{
+    Dev *d = dev_start(NULL);
+    Done done;
+
+    qtest_irq_intercept_in(d->qts, "ioapic");
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    msi_cap_setup(d, true);
+    qtest_writel(d->qts, MSI_ADDR, 0);
+
+    done = run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 1);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(qtest_readl(d->qts, MSI_ADDR), ==, MSI_DATA);
+    g_assert_cmpint(intx_gsi(d), ==, -1);       /* no INTx with MSI on */
+
+    /* cause still pending: no new message */
+    qtest_writel(d->qts, MSI_ADDR, 0);
+    run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 1);
+    g_assert_cmphex(qtest_readl(d->qts, MSI_ADDR), ==, 0);
+    /* acknowledged: the next completion sends one */
+    wr(d, DMA32_DEMO_REG_INT_ACK, DMA32_DEMO_INT_ALL);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_STATUS), ==, 0);
+    run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 1);
+    g_assert_cmphex(qtest_readl(d->qts, MSI_ADDR), ==, MSI_DATA);
+
+    /* the error cause is a new cause, even with DONE pending */
+    qtest_writel(d->qts, MSI_ADDR, 0);
+    run1(d, DMA32_DEMO_OP_FILL, 64, 0, HIGH, 1);
+    g_assert_cmphex(qtest_readl(d->qts, MSI_ADDR), ==, MSI_DATA);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_STATUS), ==,
+                    DMA32_DEMO_INT_ALL);
+
+    /* masked: no message; unmasking a pending cause sends one */
+    wr(d, DMA32_DEMO_REG_INT_ACK, DMA32_DEMO_INT_ALL);
+    wr(d, DMA32_DEMO_REG_INT_MASK, 0);
+    qtest_writel(d->qts, MSI_ADDR, 0);
+    run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 1);
+    g_assert_cmphex(qtest_readl(d->qts, MSI_ADDR), ==, 0);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_STATUS), ==,
+                    DMA32_DEMO_INT_DONE);
+    wr(d, DMA32_DEMO_REG_INT_MASK, DMA32_DEMO_INT_ALL);
+    g_assert_cmphex(qtest_readl(d->qts, MSI_ADDR), ==, MSI_DATA);
+    dev_stop(d);
+}
+
+static void test_intx(void)
+{
+    Dev *d = dev_start(NULL);
+    int gsi;
+
+    qtest_irq_intercept_in(d->qts, "ioapic");
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    g_assert_cmpint(intx_gsi(d), ==, -1);
+    run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 1);
+    gsi = intx_gsi(d);
+    g_assert_cmpint(gsi, >=, 16);
+    /* level follows INT_STATUS & INT_MASK */
+    wr(d, DMA32_DEMO_REG_INT_MASK, 0);
+    g_assert_cmpint(intx_gsi(d), ==, -1);
+    wr(d, DMA32_DEMO_REG_INT_MASK, DMA32_DEMO_INT_ERROR);
+    g_assert_cmpint(intx_gsi(d), ==, -1);
+    wr(d, DMA32_DEMO_REG_INT_MASK, DMA32_DEMO_INT_ALL);
+    g_assert_cmpint(intx_gsi(d), ==, gsi);
+    wr(d, DMA32_DEMO_REG_INT_ACK, DMA32_DEMO_INT_DONE);
+    g_assert_cmpint(intx_gsi(d), ==, -1);
+    /* an error raises it too */
+    run1(d, DMA32_DEMO_OP_CHECKSUM, 64, HIGH, 0, 0);
+    g_assert_cmpint(intx_gsi(d), ==, gsi);
+    wr(d, DMA32_DEMO_REG_INT_ACK, DMA32_DEMO_INT_DONE);
+    g_assert_cmpint(intx_gsi(d), ==, gsi);
+    wr(d, DMA32_DEMO_REG_INT_ACK, DMA32_DEMO_INT_ERROR);
+    g_assert_cmpint(intx_gsi(d), ==, -1);
+    /* enabling MSI drops the line; disabling brings it back */
+    run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 1);
+    g_assert_cmpint(intx_gsi(d), ==, gsi);
+    msi_cap_setup(d, true);
+    g_assert_cmpint(intx_gsi(d), ==, -1);
+    msi_cap_setup(d, false);
+    g_assert_cmpint(intx_gsi(d), ==, gsi);
+    /* reset lowers it */
+    wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
+    g_assert_cmpint(intx_gsi(d), ==, -1);
+    dev_stop(d);
+}
+
+static void check_idle(Dev *d)
+{
+    static const uint32_t zero_regs[] = {
+        DMA32_DEMO_REG_CTRL, DMA32_DEMO_REG_STATUS,
+        DMA32_DEMO_REG_INT_STATUS, DMA32_DEMO_REG_INT_MASK,
+        DMA32_DEMO_REG_RING_BASE_LO, DMA32_DEMO_REG_RING_BASE_HI,
+        DMA32_DEMO_REG_RING_SIZE, DMA32_DEMO_REG_RING_HEAD,
+        DMA32_DEMO_REG_RING_TAIL, DMA32_DEMO_REG_FAULT_ADDR_LO,
+        DMA32_DEMO_REG_FAULT_ADDR_HI, DMA32_DEMO_REG_FAULT_INFO,
+    };
+    unsigned i;
+
+    for (i = 0; i < ARRAY_SIZE(zero_regs); i++) {
+        g_assert_cmphex(rd(d, zero_regs[i]), ==, 0);
+    }
+    check_counters(d, 0, 0, 0, 0, 0, 0);
+}
+
+static void dirty_device(Dev *d)
+{
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 1);
+    done = run1(d, DMA32_DEMO_OP_FILL, 64, 0, HIGH + 64, 1);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_ADDR_FAULT);
+    wr(d, DMA32_DEMO_REG_INJECT, DMA32_DEMO_INJECT_STALL);
+    /* stalled: the doorbell is accepted but nothing completes */
+    desc_write(d, 2, &(Desc) { .op = DMA32_DEMO_OP_FILL, .len = 8,
+                              .dst = BUF_A });
+    wr(d, DMA32_DEMO_REG_DOORBELL, 3);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_HEAD), ==, 2);
+    g_assert(rd(d, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_BUSY);
+}
+
+static void test_reset(void)
+{
+    Dev *d = dev_start(NULL);
+    QDict *rsp;
+
+    /* CTRL.RESET */
+    dirty_device(d);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_HEAD), ==, 2);
+    wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
+    check_idle(d);
+    /* no longer stalled */
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    g_assert_cmpuint(run1(d, DMA32_DEMO_OP_FILL, 8, 0, BUF_A, 1).status, ==,
+                     DMA32_DEMO_ST_OK);
+
+    /* system reset (dc->reset) */
+    dirty_device(d);
+    rsp = qtest_qmp(d->qts, "{'execute': 'system_reset'}");
+    qobject_unref(rsp);
+    qtest_qmp_eventwait(d->qts, "RESET");
+    dev_teardown(d);
+    dev_setup(d);
+    check_idle(d);
+    g_assert_cmpuint(qom_counter(d, "addr-faults"), ==, 0);
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    g_assert_cmpuint(run1(d, DMA32_DEMO_OP_FILL, 8, 0, BUF_A, 1).status, ==,
+                     DMA32_DEMO_ST_OK);
+    dev_stop(d);
+}
+
+/* Malformed descriptors and ring programming; injected errors */
+static void test_malformed(void)
+{
+    Dev *d = dev_start("max-xfer=1M");
+    static const Desc bad[] = {
+        { .op = 0, .len = 8, .dst = BUF_A },
+        { .op = 4, .len = 8, .dst = BUF_A },
+        { .op = 0xffffffff, .len = 8, .dst = BUF_A },
+        { .op = DMA32_DEMO_OP_FILL, .len = 0, .dst = BUF_A },
+        { .op = DMA32_DEMO_OP_COPY, .len = 0, .src = BUF_B, .dst = BUF_A },
+        { .op = DMA32_DEMO_OP_FILL, .len = MiB_ + 1, .dst = BUF_A },
+        { .op = DMA32_DEMO_OP_CHECKSUM, .len = 0xffffffff, .src = BUF_A },
+        { .op = DMA32_DEMO_OP_FILL, .len = 8, .dst = BUF_A, .reserved0 = 1 },
+    };
+    uint64_t invalid = 0, bus_errors = 0;
+    unsigned i;
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    canary_set(d, BUF_A, 2 * MiB_);
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        uint32_t idx = d->tail;
+
+        g_assert_cmphex(submit(d, &bad[i], 1) & DMA32_DEMO_STATUS_HALTED, ==,
+                        0);
+        desc_read(d, idx, &done);
+        g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_INVALID);
+        check_fault(d, DMA32_DEMO_ST_INVALID, DMA32_DEMO_FAULT_SRC_RING, idx,
+                    desc_addr(d, idx));
+        invalid++;
+    }
+    canary_check(d, BUF_A, 2 * MiB_);
+    /* exactly max-xfer is fine */
+    done = run1(d, DMA32_DEMO_OP_FILL, MiB_, 0, BUF_A, 1);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_counters(d, 1, 0, MiB_, 0, 0, invalid);
+
+    /* bad ring programming halts the ring with an invalid status */
+    {
+        static const struct {
+            uint64_t base;
+            uint32_t size;
+            uint32_t doorbell;
+        } rings[] = {
+            { RING_ADDR, 0, 0 },
+            { RING_ADDR, 3, 1 },
+            { RING_ADDR, 8192, 1 },
+            { RING_ADDR, 0x80000000u, 1 },
+            { RING_ADDR + 8, 4, 1 },
+            { RING_ADDR, 4, 4 },
+            { RING_ADDR, 4, 0xffffffff },
+        };
+
+        for (i = 0; i < ARRAY_SIZE(rings); i++) {
+            ring_program(d, rings[i].base, rings[i].size);
+            wr(d, DMA32_DEMO_REG_DOORBELL, rings[i].doorbell);
+            g_assert(rd(d, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED);
+            check_fault(d, DMA32_DEMO_ST_INVALID, DMA32_DEMO_FAULT_SRC_RING, 0,
+                        rings[i].base);
+            invalid++;
+        }
+    }
+    check_counters(d, 1, 0, MiB_, 0, 0, invalid);
+
+    /* ring size 1 is legal but can never hold work */
+    ring_program(d, RING_ADDR, 1);
+    wr(d, DMA32_DEMO_REG_DOORBELL, 0);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_STATUS), ==,
+                    DMA32_DEMO_STATUS_ENABLED);
+
+    /* a ring in a hole of the address space: bus error, halted */
+    ring_program(d, 0xa0000000ULL, 4);
+    wr(d, DMA32_DEMO_REG_DOORBELL, 1);
+    g_assert(wait_head(d, 1) & DMA32_DEMO_STATUS_HALTED);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_RING, 0,
+                0xa0000000ULL);
+    bus_errors++;
+
+    /* data in a hole, in range: bus error on the right side */
+    ring_program(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 8192, 2 * GiB_ - 4096, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, 2 * GiB_);
+    bus_errors++;
+    done = run1(d, DMA32_DEMO_OP_COPY, 64, BUF_A, 0xa0000000ULL, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_DST, 1,
+                0xa0000000ULL);
+    bus_errors++;
+
+    /* injected bus error hits exactly the next transfer */
+    canary_set(d, BUF_B, 4096);
+    wr(d, DMA32_DEMO_REG_INJECT, DMA32_DEMO_INJECT_BUS_ERROR);
+    done = run1(d, DMA32_DEMO_OP_COPY, 4096, BUF_A, BUF_B, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    canary_check(d, BUF_B, 4096);
+    bus_errors++;
+    done = run1(d, DMA32_DEMO_OP_COPY, 4096, BUF_A, BUF_B, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_INJECT), ==, 0);
+
+    /* bus mastering off: DMA fails cleanly */
+    qpci_config_writew(d->pdev, PCI_COMMAND, PCI_COMMAND_MEMORY);
+    desc_write(d, d->tail, &(Desc) { .op = DMA32_DEMO_OP_FILL, .len = 8,
+                                     .dst = BUF_A });
+    d->tail = (d->tail + 1) & (d->ring_size - 1);
+    wr(d, DMA32_DEMO_REG_DOORBELL, d->tail);
+    g_assert(wait_head(d, d->tail) & DMA32_DEMO_STATUS_HALTED);
+    bus_errors++;
+    /* partial CHECKSUM before the hole, bounced COPY source, good COPY */
+    check_counters(d, 2, 4096 + 64 + 4096, MiB_ + 4096, 0, bus_errors,
+                   invalid);
+
+    /* unknown registers and odd accesses are harmless */
+    wr(d, 0xffc, 0xffffffff);
+    wr(d, DMA32_DEMO_REG_ID, 0);
+    g_assert_cmphex(rd(d, 0xffc), ==, 0);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
+    qtest_writeb(d->qts, d->bar.addr + DMA32_DEMO_REG_CTRL, 0xff);
+    qtest_readw(d->qts, d->bar.addr + DMA32_DEMO_REG_ID + 1);
+    dev_stop(d);
+}
+
+/* Many descriptors in one doorbell: the bottom half yields and resumes */
+static void test_big_batch(void)
+{
+    Dev *d = dev_start(NULL);
+    Desc x[RING_ENTRIES - 1];
+    unsigned i;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    for (i = 0; i < ARRAY_SIZE(x); i++) {
+        x[i] = (Desc) { .op = DMA32_DEMO_OP_FILL, .len = MiB_ + i,
+                        .dst = BUF_A + i * 2 * MiB_, .seed = i };
+    }
+    g_assert_cmphex(submit(d, x, ARRAY_SIZE(x)) & DMA32_DEMO_STATUS_HALTED,
+                    ==, 0);
+    for (i = 0; i < ARRAY_SIZE(x); i += 9) {
+        check_pattern(d, BUF_A + i * 2 * MiB_, MiB_ + i, i);
+    }
+    g_assert_cmpuint(rd64(d, DMA32_DEMO_REG_CNT_COMPLETED), ==,
+                     ARRAY_SIZE(x));
+    dev_stop(d);
+}
+
+static void wait_qmp_status(QTestState *qts, const char *cmd,
+                            const char *key, const char *want)
+{
+    gint64 deadline = g_get_monotonic_time() + WAIT_SECONDS * G_USEC_PER_SEC;
+
+    for (;;) {
+        QDict *rsp = qtest_qmp(qts, "{'execute': %s}", cmd);
+        QDict *ret = qdict_get_qdict(rsp, "return");
+        bool done = ret && qdict_haskey(ret, key) &&
+                    !strcmp(qdict_get_str(ret, key), want);
+
+        g_assert(!ret || !qdict_haskey(ret, key) ||
+                 strcmp(qdict_get_str(ret, key), "failed"));
+        qobject_unref(rsp);
+        if (done) {
+            return;
+        }
+        g_assert(g_get_monotonic_time() < deadline);
+        g_usleep(10 * 1000);
+    }
+}
+
+/*
+ * Migration: registers, counters and the fault latch travel with the
+ * device; descriptors rung in while the VM was stopped complete on the
+ * destination once it runs, without any further guest action.
+ */
+static void test_migrate(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("dma32-demo-XXXXXX", NULL);
+    g_autofree char *file = g_strdup_printf("%s/state", dir);
+    g_auto(GStrv) fw = firmware_dirs();
+    g_autofree char *fw_args = g_strjoinv(" ", fw);
+    Dev *d = dev_start(NULL);
+    Dev *d2 = g_new0(Dev, 1);
+    Desc x[3];
+    g_autofree char *uri = NULL;
+    QDict *rsp;
+    Done done;
+    unsigned i;
+
+    g_assert(dir);
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    run1(d, DMA32_DEMO_OP_FILL, 1000, 0, BUF_A, 1);
+    run1(d, DMA32_DEMO_OP_FILL, 8, 0, HIGH + 8, 1);
+    wr(d, DMA32_DEMO_REG_INT_ACK, DMA32_DEMO_INT_ALL);
+    wr(d, DMA32_DEMO_REG_INT_MASK, DMA32_DEMO_INT_ERROR);
+
+    /* stop the VM, ring three descriptors: nothing may run while stopped */
+    qobject_unref(qtest_qmp(d->qts, "{'execute': 'stop'}"));
+    for (i = 0; i < ARRAY_SIZE(x); i++) {
+        x[i] = (Desc) { .op = DMA32_DEMO_OP_FILL, .len = 4096,
+                        .dst = BUF_B + i * 4096, .seed = 100 + i };
+        desc_write(d, 2 + i, &x[i]);
+    }
+    wr(d, DMA32_DEMO_REG_DOORBELL, 5);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_HEAD), ==, 2);
+
+    uri = g_strdup_printf("exec:cat > %s", file);
+    rsp = qtest_qmp(d->qts, "{'execute': 'migrate', 'arguments': "
+                    "{'uri': %s}}", uri);
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    wait_qmp_status(d->qts, "query-migrate", "status", "completed");
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_HEAD), ==, 2);
+    dev_stop(d);
+
+    d2->qts = qtest_initf("%s -M q35 -m 6G -nodefaults "
+                          "-device dma32-demo,id=d0,addr=04.0 "
+                          "-incoming 'exec:cat %s'", fw_args, file);
+    /* the source was stopped, so the destination stays paused */
+    wait_qmp_status(d2->qts, "query-status", "status", "paused");
+    d = d2;
+    d->bus = qpci_new_pc(d->qts, NULL);
+    d->pdev = qpci_device_find(d->bus, DEV_DEVFN);
+    g_assert(d->pdev);
+    /* keep the migrated BAR: do not re-enumerate */
+    d->bar.addr = qpci_config_readl(d->pdev, PCI_BASE_ADDRESS_0) &
+                  PCI_BASE_ADDRESS_MEM_MASK;
+    d->ring = RING_ADDR;
+    d->ring_size = RING_ENTRIES;
+    d->tail = 5;
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_HEAD), ==, 2);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_TAIL), ==, 5);
+    qobject_unref(qtest_qmp(d->qts, "{'execute': 'cont'}"));
+    g_assert_cmphex(wait_head(d, 5), ==, DMA32_DEMO_STATUS_ENABLED);
+    for (i = 0; i < ARRAY_SIZE(x); i++) {
+        desc_read(d, 2 + i, &done);
+        g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+        check_pattern(d, BUF_B + i * 4096, 4096, 100 + i);
+    }
+    check_counters(d, 4, 0, 1000 + 3 * 4096, 1, 0, 0);
+    check_fault(d, DMA32_DEMO_ST_ADDR_FAULT, DMA32_DEMO_FAULT_SRC_DST, 1,
+                HIGH + 8);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_MASK), ==, DMA32_DEMO_INT_ERROR);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_STATUS), ==,
+                    DMA32_DEMO_INT_DONE);
+    g_assert_cmphex(rd64(d, DMA32_DEMO_REG_RING_BASE_LO), ==, RING_ADDR);
+    g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_SIZE), ==, RING_ENTRIES);
+    dev_stop(d);
+    unlink(file);
+    rmdir(dir);
+}
+
+/* Behind an (unprogrammed, pass-through) VT-d IOMMU */
+static void test_iommu(void)
+{
+    Dev *d = dev_start_with("-device intel-iommu", NULL);
+    g_autofree uint8_t *buf = g_malloc(8192);
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 8192, 0, BUF_A + 1, 31);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A + 1, 8192, 31);
+    done = run1(d, DMA32_DEMO_OP_COPY, 8192, BUF_A + 1, BUF_B, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_B, 8192, 31);
+    pattern(buf, 31, 8192);
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 8192, BUF_B, 0, 0);
+    g_assert_cmphex(done.result, ==, crc32c_std(buf, 8192));
+    done = run1(d, DMA32_DEMO_OP_FILL, 8192, 0, HIGH - 4096, 31);
+    expect_addr_fault(d, done, 3, DMA32_DEMO_FAULT_SRC_DST, HIGH - 4096);
+    check_counters(d, 3, 16384, 16384, 1, 0, 0);
+    dev_stop(d);
+}
+
+/* Randomized register and descriptor operations */
+
+static uint64_t pick_addr(GRand *r, Dev *d)
+{
+    switch (g_rand_int_range(r, 0, 11)) {
+    case 0:
+        return BUF_A + g_rand_int_range(r, 0, 16 * MiB_);
+    case 1:
+        return 2 * GiB_ - g_rand_int_range(r, 0, 64 * KiB_);
+    case 2:
+        return HIGH - g_rand_int_range(r, 0, 64 * KiB_);
+    case 3:
+        return HIGH + g_rand_int_range(r, 0, 16 * MiB_);
+    case 4:
+        return -(uint64_t)g_rand_int_range(r, 1, 64 * KiB_);
+    case 5:
+        return d->bar.addr + g_rand_int_range(r, 0, 0x1000);
+    case 6:
+        return RING_ADDR + g_rand_int_range(r, 0, 64 * KiB_);
+    case 7:
+        return MSI_ADDR;
+    case 8:
+        return (uint64_t)g_rand_int(r) << 32 | g_rand_int(r);
+    case 9:
+        /* below the PCI/MMCONFIG/APIC window: no other device's registers */
+        return g_rand_int(r) % 0xb0000000u;
+    default:
+        return BUF_B + g_rand_int_range(r, 0, 16 * MiB_);
+    }
+}
+
+static uint32_t pick_len(GRand *r)
+{
+    unsigned x = g_rand_int_range(r, 0, 8192);
+
+    if (x < 64) {
+        return 0;
+    } else if (x < 128) {
+        return g_rand_int(r);
+    } else if (x < 129) {
+        return 64 * MiB_ + g_rand_int_range(r, 0, 2);
+    } else if (x < 140) {
+        return g_rand_int_range(r, 1, 4 * MiB_);
+    }
+    return g_rand_int_range(r, 1, 8 * KiB_);
+}
+
+static uint32_t pick_reg(GRand *r)
+{
+    static const uint32_t regs[] = {
+        DMA32_DEMO_REG_CTRL, DMA32_DEMO_REG_INT_MASK, DMA32_DEMO_REG_INT_ACK,
+        DMA32_DEMO_REG_RING_BASE_LO, DMA32_DEMO_REG_RING_BASE_HI,
+        DMA32_DEMO_REG_RING_SIZE, DMA32_DEMO_REG_DOORBELL,
+        DMA32_DEMO_REG_CNT_CLEAR, DMA32_DEMO_REG_INJECT,
+        DMA32_DEMO_REG_STATUS, DMA32_DEMO_REG_RING_HEAD,
+        DMA32_DEMO_REG_CNT_COMPLETED, DMA32_DEMO_REG_FAULT_INFO,
+    };
+
+    if (g_rand_int_range(r, 0, 8) == 0) {
+        return g_rand_int_range(r, 0, 0x1000) & ~3u;
+    }
+    return regs[g_rand_int_range(r, 0, ARRAY_SIZE(regs))];
+}
+
+static uint32_t pick_reg_value(GRand *r, Dev *d, uint32_t reg)
+{
+    switch (reg) {
+    case DMA32_DEMO_REG_CTRL:
+        /* reset seldom, so that work gets done */
+        return g_rand_int_range(r, 0, 200) ? g_rand_int_range(r, 0, 2) :
+               g_rand_int(r);
+    case DMA32_DEMO_REG_CNT_CLEAR:
+        return g_rand_int_range(r, 0, 16) ? 0 : g_rand_int(r);
+    case DMA32_DEMO_REG_RING_SIZE:
+        return g_rand_int_range(r, 0, 10) ?
+               1u << g_rand_int_range(r, 0, 14) : g_rand_int(r);
+    case DMA32_DEMO_REG_RING_BASE_LO:
+        return g_rand_int_range(r, 0, 4) ? (uint32_t)RING_ADDR :
+               (uint32_t)pick_addr(r, d);
+    case DMA32_DEMO_REG_RING_BASE_HI:
+        return g_rand_int_range(r, 0, 4) ? 0 : pick_addr(r, d) >> 32;
+    case DMA32_DEMO_REG_DOORBELL:
+        return g_rand_int_range(r, 0, 8) ? g_rand_int_range(r, 0, 64) :
+               g_rand_int(r);
+    case DMA32_DEMO_REG_INJECT:
+        /* STALL lasts until reset: keep it rare */
+        return g_rand_int_range(r, 0, 16) ? DMA32_DEMO_INJECT_BUS_ERROR :
+               g_rand_int(r);
+    default:
+        return g_rand_int_range(r, 0, 2) ? g_rand_int_range(r, 0, 4) :
+               g_rand_int(r);
+    }
+}
+
+static uint64_t fuzz_run(const char *props, guint32 seed, uint64_t ops,
+                         uint64_t secs)
+{
+    gint64 end = g_get_monotonic_time() + secs * G_USEC_PER_SEC;
+    Dev *d = dev_start(props);
+    GRand *r = g_rand_new_with_seed(seed);
+    uint64_t n = 0;
+    uint64_t last[DMA32_DEMO_NR_COUNTERS] = { 0 };
+    uint64_t seen[DMA32_DEMO_NR_COUNTERS] = { 0 };
+    uint8_t cap;
+    Done done;
+    unsigned i;
+
+    g_test_message("randomized loop on dma32-demo,%s: seed 0x%x, %" PRIu64
+                   " ops, %" PRIu64 " s", props ? props : "", seed, ops, secs);
+    cap = qpci_find_capability(d->pdev, PCI_CAP_ID_MSI, 0);
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    while (n < ops || (secs && g_get_monotonic_time() < end)) {
+        unsigned what = g_rand_int_range(r, 0, 100);
+
+        if (what < 35) {
+            Desc x = {
+                .op = g_rand_int_range(r, 0, 16) ?
+                      g_rand_int_range(r, 1, 4) : g_rand_int(r),
+                .len = pick_len(r),
+                .src = pick_addr(r, d),
+                .dst = pick_addr(r, d),
+                .seed = g_rand_int(r),
+                .reserved0 = g_rand_int_range(r, 0, 32) ? 0 : 1,
+            };
+            d->ring = RING_ADDR;
+            desc_write(d, g_rand_int_range(r, 0, 64), &x);
+        } else if (what < 55) {
+            wr(d, DMA32_DEMO_REG_DOORBELL, g_rand_int_range(r, 0, 8) ?
+               g_rand_int_range(r, 0, 64) : g_rand_int(r));
+        } else if (what < 70) {
+            uint32_t reg = pick_reg(r);
+
+            wr(d, reg, pick_reg_value(r, d, reg));
+        } else if (what < 90) {
+            rd(d, pick_reg(r));
+        } else if (what < 93) {
+            /* recover: reprogram the ring (clears HALTED), enable */
+            ring_program(d, RING_ADDR, 1u << g_rand_int_range(r, 1, 7));
+            wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
+        } else if (what < 94 && !g_rand_int_range(r, 0, 8)) {
+            wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
+            wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
+        } else if (what < 96) {
+            /* MSI on/off, sometimes aimed at the device's own BAR */
+            uint64_t a = g_rand_int_range(r, 0, 2) ? MSI_ADDR :
+                         d->bar.addr + DMA32_DEMO_REG_CTRL;
+
+            qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_LO, a);
+            qpci_config_writew(d->pdev, cap + PCI_MSI_FLAGS,
+                               g_rand_int_range(r, 0, 2));
+        } else if (what < 97) {
+            qpci_config_writew(d->pdev, PCI_COMMAND,
+                               PCI_COMMAND_MEMORY |
+                               (g_rand_int_range(r, 0, 4) ?
+                                PCI_COMMAND_MASTER : 0));
+        } else {
+            qtest_readl(d->qts, RING_ADDR + g_rand_int_range(r, 0, 64) * 64 +
+                        DMA32_DEMO_DESC_STATUS_OFF);
+        }
+        n++;
+        if (!(n % 1000)) {
+            /* sample the counters (which the loop clears at times) */
+            for (i = 0; i < DMA32_DEMO_NR_COUNTERS; i++) {
+                uint64_t v = rd64(d, DMA32_DEMO_REG_CNT_COMPLETED + i * 8);
+
+                seen[i] += v >= last[i] ? v - last[i] : v;
+                last[i] = v;
+            }
+        }
+    }
+    g_test_message("randomized loop: %" PRIu64 " ops done; at least %"
+                   PRIu64 " descriptors completed, %" PRIu64 " bytes read, %"
+                   PRIu64 " written, %" PRIu64 " address faults, %" PRIu64
+                   " bus errors, %" PRIu64 " invalid", n,
+                   seen[0],
+                   seen[1], seen[2], seen[3], seen[4], seen[5]);
+
+    /* QEMU is alive and the device still works after a reset */
+    qpci_config_writew(d->pdev, PCI_COMMAND,
+                       PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    qpci_config_writew(d->pdev, cap + PCI_MSI_FLAGS, 0);
+    wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
+    check_idle(d);
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 4096, 0, BUF_A, 77);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A, 4096, 77);
+    qobject_unref(qtest_qmp(d->qts, "{'execute': 'query-status'}"));
+    g_rand_free(r);
+    dev_stop(d);
+    return n;
+}
+
+/*
+ * At least 100000 operations with a fixed seed by default; the
+ * DMA32_DEMO_FUZZ_* variables make it longer (see the file header).
+ * Half run on the default device, half on a truncating 31-bit one whose
+ * every access lands in RAM.
+ */
+static void test_random(void)
+{
+    const char *env_ops = g_getenv("DMA32_DEMO_FUZZ_OPS");
+    const char *env_secs = g_getenv("DMA32_DEMO_FUZZ_SECONDS");
+    const char *env_seed = g_getenv("DMA32_DEMO_FUZZ_SEED");
+    uint64_t ops = env_ops ? g_ascii_strtoull(env_ops, NULL, 0) : 100000;
+    uint64_t secs = env_secs ? g_ascii_strtoull(env_secs, NULL, 0) : 0;
+    guint32 seed = env_seed ? g_ascii_strtoull(env_seed, NULL, 0) : 0xd3a32;
+    uint64_t n;
+
+    n = fuzz_run(NULL, seed, (ops + 1) / 2, (secs + 1) / 2);
+    n += fuzz_run("overflow=truncate,dma-bits=31,ring-bits=31", seed + 1,
+                  ops / 2, secs / 2);
+    g_test_message("randomized loop: %" PRIu64 " operations in total", n);
+    g_assert_cmpuint(n, >=, ops);
+}
+
+/* Benchmark: 64 MiB COPY in the device against host memcpy */
+
+/*
+ * Host side.  The baseline copies between the same offsets of one large
+ * anonymous mapping, 2 MiB aligned with transparent huge pages, which is
+ * how QEMU allocates guest RAM: the copy sees the same page size and
+ * address aliasing as the device's.  Two separately allocated buffers are
+ * measured as well, for reference (on some hosts they copy faster).
+ */
+static void *bench_map(uint64_t size, void **to_unmap)
+{
+    uint8_t *p = mmap(NULL, size + 2 * MiB_, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    g_assert(p != MAP_FAILED);
+    *to_unmap = p;
+    p = (uint8_t *)ROUND_UP((uintptr_t)p, 2 * MiB_);
+    qemu_madvise(p, size, QEMU_MADV_HUGEPAGE);
+    return p;
+}
+
+static double host_memcpy_seconds(void *dst, const void *src, uint64_t len,
+                                  unsigned batch)
+{
+    gint64 t0 = g_get_monotonic_time();
+    unsigned j;
+
+    for (j = 0; j < batch; j++) {
+        memcpy(dst, src, len);
+        /* keep the copy from being optimised away */
+        __asm__ __volatile__("" : : "r"(dst) : "memory");
+    }
+    return (g_get_monotonic_time() - t0) / 1e6 / batch;
+}
+
+/*
+ * Each device run is one doorbell for @batch COPY descriptors of 64 MiB,
+ * so that the qtest protocol's round trips (doorbell, polling) are a
+ * negligible part of the time measured.  Device and host runs alternate,
+ * so that load from other processes hits both alike; best of @runs each.
+ */
+static void test_bench(void)
+{
+    const uint64_t len = 64 * MiB_;
+    /* not a power of two apart: that aliases in caches and DRAM banks */
+    const uint64_t src = 0x10000000ULL, dst = 0x23456000ULL;
+    const uint64_t map_size = 0x30000000ULL;
+    const unsigned runs = 15, batch = 4;
+    Dev *d = dev_start(NULL);
+    double dev_best = 1e9, host_best = 1e9, sep_best = 1e9;
+    void *unmap1, *unmap2, *unmap3;
+    uint8_t *ram = bench_map(map_size, &unmap1);
+    uint8_t *sep_src = bench_map(len, &unmap2);
+    uint8_t *sep_dst = bench_map(len, &unmap3);
+    Desc x[4];
+    unsigned i;
+    Done done;
+
+    memset(ram + src, 1, len);
+    memset(ram + dst, 2, len);
+    memset(sep_src, 1, len);
+    memset(sep_dst, 2, len);
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    /* touch both buffers so that page faults are not measured */
+    run1(d, DMA32_DEMO_OP_FILL, len, 0, src, 1);
+    run1(d, DMA32_DEMO_OP_FILL, len, 0, dst, 2);
+    for (i = 0; i < batch; i++) {
+        x[i] = (Desc) { .op = DMA32_DEMO_OP_COPY, .len = len, .src = src,
+                        .dst = dst };
+    }
+    for (i = 0; i < runs; i++) {
+        gint64 t0 = g_get_monotonic_time();
+
+        g_assert_cmphex(submit(d, x, batch) & DMA32_DEMO_STATUS_HALTED,
+                        ==, 0);
+        dev_best = MIN(dev_best,
+                       (g_get_monotonic_time() - t0) / 1e6 / batch);
+        desc_read(d, (d->tail - 1) & (d->ring_size - 1), &done);
+        g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+        host_best = MIN(host_best,
+                        host_memcpy_seconds(ram + dst, ram + src, len, batch));
+        sep_best = MIN(sep_best,
+                       host_memcpy_seconds(sep_dst, sep_src, len, batch));
+    }
+    g_assert_cmpuint(rd64(d, DMA32_DEMO_REG_CNT_COMPLETED), ==,
+                     2 + runs * batch);
+    check_pattern(d, dst, 4096, 1);
+    printf("{\"device_copy_mbps\":%.0f,\"host_memcpy_mbps\":%.0f,"
+           "\"ratio\":%.3f,\"host_memcpy_separate_buffers_mbps\":%.0f,"
+           "\"ratio_separate_buffers\":%.3f,\"bytes\":%" PRIu64
+           ",\"batch\":%u,\"runs\":%u}\n",
+           len / MiB_ / dev_best, len / MiB_ / host_best,
+           host_best / dev_best, len / MiB_ / sep_best,
+           sep_best / dev_best, len, batch, runs);
+    fflush(stdout);
+    munmap(unmap1, map_size + 2 * MiB_);
+    munmap(unmap2, len + 2 * MiB_);
+    munmap(unmap3, len + 2 * MiB_);
+    dev_stop(d);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    if (g_getenv("DMA32_DEMO_BENCH")) {
+        qtest_add_func("/dma32-demo/bench", test_bench);
+        return g_test_run();
+    }
+    qtest_add_func("/dma32-demo/ids", test_ids);
+    qtest_add_func("/dma32-demo/bad-props", test_bad_props);
+    qtest_add_func("/dma32-demo/fill", test_fill);
+    qtest_add_func("/dma32-demo/checksum", test_checksum);
+    qtest_add_func("/dma32-demo/copy", test_copy);
+    qtest_add_func("/dma32-demo/batch", test_batch);
+    qtest_add_func("/dma32-demo/fault-4g", test_fault_4g);
+    qtest_add_func("/dma32-demo/fault-wrap-2^64", test_fault_wrap);
+    qtest_add_func("/dma32-demo/ring-high", test_ring_high);
+    qtest_add_func("/dma32-demo/dma64-ring32", test_dma64_ring32);
+    qtest_add_func("/dma32-demo/dma31", test_dma31);
+    qtest_add_func("/dma32-demo/truncate", test_truncate);
+    qtest_add_func("/dma32-demo/counters", test_counters);
+    qtest_add_func("/dma32-demo/msi", test_msi);
+    qtest_add_func("/dma32-demo/intx", test_intx);
+    qtest_add_func("/dma32-demo/reset", test_reset);
+    qtest_add_func("/dma32-demo/malformed", test_malformed);
+    qtest_add_func("/dma32-demo/big-batch", test_big_batch);
+    qtest_add_func("/dma32-demo/iommu", test_iommu);
+    qtest_add_func("/dma32-demo/migrate", test_migrate);
+    qtest_add_func("/dma32-demo/random", test_random);
+    return g_test_run();
+}

@@ -1,0 +1,1139 @@
+/*
+ * dma32-demo: a bus-master PCI device with a limited DMA address width
+ *
+ * The device runs a ring of descriptors in guest memory (FILL, CHECKSUM,
+ * COPY) and can only address 2^dma-bits bytes of data and 2^ring-bits
+ * bytes of ring.  A transfer whose range reaches past the limit is not
+ * performed at all: the descriptor completes with an address-fault status,
+ * the faulting address is latched and an error interrupt is raised.  With
+ * overflow=truncate the device instead drops the upper address bits, as
+ * broken hardware does.
+ *
+ * The register ABI lives in dma32-demo-regs.h, shared with the Linux
+ * driver.  See qemu-device/README.md for the full specification.
+ *
+ * Copyright (c) 2026 The dma32-demo authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qemu/main-loop.h"
+#include "qemu/crc32c.h"
+#include "qemu/rcu.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "hw/pci/pci.h"
+#include "hw/pci/msi.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "sysemu/dma.h"
+#include "sysemu/runstate.h"
+#include "trace.h"
+#include "hw/misc/dma32-demo-regs.h"
+
+#define TYPE_DMA32_DEMO "dma32-demo"
+OBJECT_DECLARE_SIMPLE_TYPE(DMA32DemoState, DMA32_DEMO)
+
+/* Descriptors the device accepts in one ring (FAULT_INFO index is 16 bit) */
+#define DMA32_DEMO_MAX_RING_ENTRIES     4096
+
+/* Work done by one bottom-half run before it yields to the main loop */
+#define DMA32_DEMO_BH_MAX_DESCS         64
+#define DMA32_DEMO_BH_MAX_BYTES         (16 * MiB)
+
+/* Bounce buffer for memory that cannot be mapped (MMIO, IOMMU misses) */
+#define DMA32_DEMO_BOUNCE_SIZE          (64 * KiB)
+
+enum {
+    DMA32_DEMO_CNT_COMPLETED,
+    DMA32_DEMO_CNT_BYTES_READ,
+    DMA32_DEMO_CNT_BYTES_WRITTEN,
+    DMA32_DEMO_CNT_ADDR_FAULTS,
+    DMA32_DEMO_CNT_BUS_ERRORS,
+    DMA32_DEMO_CNT_INVALID,
+};
+
+enum {
+    DMA32_DEMO_OVERFLOW_FAULT,
+    DMA32_DEMO_OVERFLOW_TRUNCATE,
+};
+
+struct DMA32DemoState {
+    PCIDevice parent_obj;
+
+    MemoryRegion mmio;
+    QEMUBH *bh;
+    VMChangeStateEntry *vmse;
+    uint8_t *bounce;
+    bool busy;                  /* reentrancy guard (DMA/MSI into our BAR) */
+    uint32_t (*crc32c)(uint32_t crc, const uint8_t *buf, size_t len);
+
+    /* Properties */
+    uint8_t dma_bits;
+    uint8_t ring_bits;
+    int overflow;
+    uint64_t max_xfer;
+
+    /* Guest visible state (migrated) */
+    uint32_t ctrl;
+    uint32_t int_status;
+    uint32_t int_mask;
+    uint64_t ring_base;
+    uint32_t ring_size;
+    uint32_t head;
+    uint32_t tail;
+    bool halted;
+    bool stalled;
+    bool inject_bus_error;
+    uint64_t fault_addr;
+    uint32_t fault_info;
+    uint64_t cnt[DMA32_DEMO_NR_COUNTERS];
+    uint64_t cnt_snap[DMA32_DEMO_NR_COUNTERS];
+};
+
+/* Result of one descriptor */
+typedef struct DMA32DemoDone {
+    uint32_t status;
+    uint32_t result;
+    uint32_t source;            /* DMA32_DEMO_FAULT_SRC_* on error */
+    uint64_t fault_addr;
+} DMA32DemoDone;
+
+static const char *const dma32_demo_counter_names[DMA32_DEMO_NR_COUNTERS] = {
+    [DMA32_DEMO_CNT_COMPLETED] = "descs-completed",
+    [DMA32_DEMO_CNT_BYTES_READ] = "bytes-read",
+    [DMA32_DEMO_CNT_BYTES_WRITTEN] = "bytes-written",
+    [DMA32_DEMO_CNT_ADDR_FAULTS] = "addr-faults",
+    [DMA32_DEMO_CNT_BUS_ERRORS] = "bus-errors",
+    [DMA32_DEMO_CNT_INVALID] = "invalid-descs",
+};
+
+/* CRC-32C */
+
+static uint32_t dma32_demo_crc32c_generic(uint32_t crc, const uint8_t *buf,
+                                          size_t len)
+{
+    /* qemu's crc32c() returns the final (inverted) value; undo that */
+    while (len) {
+        unsigned int n = MIN(len, 1u << 30);
+
+        crc = ~crc32c(crc, buf, n);
+        buf += n;
+        len -= n;
+    }
+    return crc;
+}
+
+#ifdef HOST_X86_64
+__attribute__((target("sse4.2")))
+static uint32_t dma32_demo_crc32c_sse42(uint32_t crc, const uint8_t *buf,
+                                        size_t len)
+{
+    uint64_t c = crc;
+
+    while (len && ((uintptr_t)buf & 7)) {
+        c = __builtin_ia32_crc32qi(c, *buf++);
+        len--;
+    }
+    while (len >= 8) {
+        uint64_t v;
+
+        memcpy(&v, buf, 8);
+        c = __builtin_ia32_crc32di(c, v);
+        buf += 8;
+        len -= 8;
+    }
+    while (len--) {
+        c = __builtin_ia32_crc32qi(c, *buf++);
+    }
+    return c;
+}
+
+static void dma32_demo_select_crc(DMA32DemoState *s)
+{
+    s->crc32c = __builtin_cpu_supports("sse4.2") ?
+        dma32_demo_crc32c_sse42 : dma32_demo_crc32c_generic;
+}
+#else
+static void dma32_demo_select_crc(DMA32DemoState *s)
+{
+    s->crc32c = dma32_demo_crc32c_generic;
+}
+#endif
+
+/* FILL pattern for bytes [off, off + len) of a buffer */
+static void dma32_demo_pattern(uint8_t *buf, uint64_t seed, uint64_t off,
+                               uint64_t len)
+{
+    while (len && (off & 7)) {
+        *buf++ = dma32_demo_pattern_word(seed, off / 8) >> ((off & 7) * 8);
+        off++;
+        len--;
+    }
+    while (len >= 8) {
+        stq_le_p(buf, dma32_demo_pattern_word(seed, off / 8));
+        buf += 8;
+        off += 8;
+        len -= 8;
+    }
+    if (len) {
+        uint64_t w = dma32_demo_pattern_word(seed, off / 8);
+
+        while (len--) {
+            *buf++ = w;
+            w >>= 8;
+        }
+    }
+}
+
+/* Address checks */
+
+static uint64_t dma32_demo_mask(unsigned bits)
+{
+    return bits >= 64 ? UINT64_MAX : (1ULL << bits) - 1;
+}
+
+/* Does [addr, addr + len) lie below 2^bits, without wrapping past 2^64? */
+static bool dma32_demo_range_ok(uint64_t addr, uint64_t len, unsigned bits)
+{
+    uint64_t last;
+
+    if (!len) {
+        return true;
+    }
+    last = addr + (len - 1);
+    if (last < addr) {
+        return false;
+    }
+    return (last & ~dma32_demo_mask(bits)) == 0;
+}
+
+/*
+ * Bus address and length of the next piece of [addr, addr + len): with
+ * overflow=truncate the upper bits are dropped and a piece never crosses
+ * 2^bits, so a range that reaches past the limit wraps to 0 byte by byte.
+ */
+static uint64_t dma32_demo_piece(DMA32DemoState *s, uint64_t addr,
+                                 uint64_t len, unsigned bits, uint64_t *bus)
+{
+    uint64_t mask = dma32_demo_mask(bits);
+    uint64_t room;
+
+    if (s->overflow == DMA32_DEMO_OVERFLOW_FAULT) {
+        *bus = addr;
+        return len;
+    }
+    *bus = addr & mask;
+    room = mask - *bus;         /* bytes after the first one */
+    return room >= len - 1 ? len : room + 1;
+}
+
+/* Interrupts */
+
+static void dma32_demo_update_irq(DMA32DemoState *s, uint32_t new_causes)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    bool level = s->int_status & s->int_mask;
+
+    if (msi_enabled(pdev)) {
+        pci_set_irq(pdev, 0);
+        if (new_causes & s->int_mask) {
+            trace_dma32_demo_irq(s->int_status, s->int_mask, 1);
+            msi_notify(pdev, 0);
+        }
+    } else {
+        if (new_causes & s->int_mask) {
+            trace_dma32_demo_irq(s->int_status, s->int_mask, 0);
+        }
+        pci_set_irq(pdev, level);
+    }
+}
+
+static void dma32_demo_raise(DMA32DemoState *s, uint32_t causes)
+{
+    uint32_t new_causes = causes & ~s->int_status;
+
+    s->int_status |= causes;
+    dma32_demo_update_irq(s, new_causes);
+}
+
+/* Faults */
+
+static void dma32_demo_latch_fault(DMA32DemoState *s, uint32_t status,
+                                   uint32_t source, uint32_t idx,
+                                   uint64_t addr)
+{
+    static const char *const what[] = {
+        [DMA32_DEMO_ST_ADDR_FAULT] = "address fault",
+        [DMA32_DEMO_ST_BUS_ERROR] = "bus error",
+        [DMA32_DEMO_ST_INVALID] = "invalid descriptor or ring",
+    };
+
+    trace_dma32_demo_fault(status, source, idx, addr);
+    qemu_log_mask(LOG_GUEST_ERROR, "%s: %s, source %u, index %u, "
+                  "address 0x%" PRIx64 "\n", TYPE_DMA32_DEMO,
+                  status < ARRAY_SIZE(what) && what[status] ?
+                  what[status] : "error", source, idx, addr);
+    s->fault_addr = addr;
+    s->fault_info = (status & 0xff) | (source & 0xff) << 8 |
+                    (idx & 0xffff) << 16;
+    switch (status) {
+    case DMA32_DEMO_ST_ADDR_FAULT:
+        s->cnt[DMA32_DEMO_CNT_ADDR_FAULTS]++;
+        break;
+    case DMA32_DEMO_ST_BUS_ERROR:
+        s->cnt[DMA32_DEMO_CNT_BUS_ERRORS]++;
+        break;
+    default:
+        s->cnt[DMA32_DEMO_CNT_INVALID]++;
+        break;
+    }
+}
+
+/* A ring error halts the ring until it is reprogrammed or reset */
+static void dma32_demo_ring_error(DMA32DemoState *s, uint32_t status,
+                                  uint64_t addr)
+{
+    dma32_demo_latch_fault(s, status, DMA32_DEMO_FAULT_SRC_RING, s->head,
+                           addr);
+    s->halted = true;
+    dma32_demo_raise(s, DMA32_DEMO_INT_ERROR);
+}
+
+/* Data movement */
+
+/*
+ * Map [bus, bus + *len) if it is directly accessible RAM; return NULL (and
+ * leave *len alone) when it is not, so that the caller goes through the
+ * checked pci_dma_read/write path and sees every MemTxResult.
+ */
+static void *dma32_demo_map(DMA32DemoState *s, uint64_t bus, uint64_t *len,
+                            DMADirection dir)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    bool is_write = dir == DMA_DIRECTION_FROM_DEVICE;
+    MemoryRegion *mr;
+    hwaddr xlat, l = *len;
+    dma_addr_t ml;
+    void *p;
+
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(pci_get_address_space(pdev), bus, &xlat,
+                                 &l, is_write, MEMTXATTRS_UNSPECIFIED);
+    if (!memory_access_is_direct(mr, is_write) || !l) {
+        return NULL;
+    }
+    ml = MIN(l, *len);
+    p = pci_dma_map(pdev, bus, &ml, dir);
+    if (!p || !ml) {
+        if (p) {
+            pci_dma_unmap(pdev, p, ml, dir, 0);
+        }
+        return NULL;
+    }
+    *len = ml;
+    return p;
+}
+
+static MemTxResult dma32_demo_inject(DMA32DemoState *s)
+{
+    if (s->inject_bus_error) {
+        s->inject_bus_error = false;
+        return MEMTX_ERROR;
+    }
+    return MEMTX_OK;
+}
+
+/* Device -> memory: the FILL pattern */
+static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t dst, uint64_t len,
+                               uint64_t seed, DMA32DemoDone *d)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint64_t off = 0;
+
+    while (off < len) {
+        uint64_t bus, n = dma32_demo_piece(s, dst + off, len - off,
+                                           s->dma_bits, &bus);
+        MemTxResult r = dma32_demo_inject(s);
+        void *p = r == MEMTX_OK ?
+            dma32_demo_map(s, bus, &n, DMA_DIRECTION_FROM_DEVICE) : NULL;
+
+        if (p) {
+            trace_dma32_demo_dma(bus, n, 1, 1);
+            dma32_demo_pattern(p, seed, off, n);
+            pci_dma_unmap(pdev, p, n, DMA_DIRECTION_FROM_DEVICE, n);
+        } else {
+            n = MIN(n, DMA32_DEMO_BOUNCE_SIZE);
+            trace_dma32_demo_dma(bus, n, 1, 0);
+            if (r == MEMTX_OK) {
+                dma32_demo_pattern(s->bounce, seed, off, n);
+                r = pci_dma_write(pdev, bus, s->bounce, n);
+            }
+            if (r != MEMTX_OK) {
+                d->status = DMA32_DEMO_ST_BUS_ERROR;
+                d->source = DMA32_DEMO_FAULT_SRC_DST;
+                d->fault_addr = bus;
+                return;
+            }
+        }
+        s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
+        off += n;
+    }
+}
+
+/* Memory -> device: CRC-32C */
+static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
+                                   uint64_t len, DMA32DemoDone *d)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint32_t crc = ~0u;
+    uint64_t off = 0;
+
+    while (off < len) {
+        uint64_t bus, n = dma32_demo_piece(s, src + off, len - off,
+                                           s->dma_bits, &bus);
+        MemTxResult r = dma32_demo_inject(s);
+        void *p = r == MEMTX_OK ?
+            dma32_demo_map(s, bus, &n, DMA_DIRECTION_TO_DEVICE) : NULL;
+
+        if (p) {
+            trace_dma32_demo_dma(bus, n, 0, 1);
+            crc = s->crc32c(crc, p, n);
+            pci_dma_unmap(pdev, p, n, DMA_DIRECTION_TO_DEVICE, n);
+        } else {
+            n = MIN(n, DMA32_DEMO_BOUNCE_SIZE);
+            trace_dma32_demo_dma(bus, n, 0, 0);
+            if (r == MEMTX_OK) {
+                r = pci_dma_read(pdev, bus, s->bounce, n);
+            }
+            if (r != MEMTX_OK) {
+                d->status = DMA32_DEMO_ST_BUS_ERROR;
+                d->source = DMA32_DEMO_FAULT_SRC_SRC;
+                d->fault_addr = bus;
+                return;
+            }
+            crc = s->crc32c(crc, s->bounce, n);
+        }
+        s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
+        off += n;
+    }
+    d->result = ~crc;
+}
+
+/* Memory -> memory, in ascending order (overlap gives unspecified data) */
+static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t src, uint64_t dst,
+                               uint64_t len, DMA32DemoDone *d)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint64_t off = 0;
+
+    while (off < len) {
+        uint64_t sbus, dbus, sn, dn, n;
+        void *sp, *dp = NULL;
+        MemTxResult r = dma32_demo_inject(s);
+
+        sn = dma32_demo_piece(s, src + off, len - off, s->dma_bits, &sbus);
+        dn = dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &dbus);
+        n = MIN(sn, dn);
+        if (r != MEMTX_OK) {
+            d->status = DMA32_DEMO_ST_BUS_ERROR;
+            d->source = DMA32_DEMO_FAULT_SRC_SRC;
+            d->fault_addr = sbus;
+            return;
+        }
+        sp = dma32_demo_map(s, sbus, &n, DMA_DIRECTION_TO_DEVICE);
+        if (sp) {
+            dp = dma32_demo_map(s, dbus, &n, DMA_DIRECTION_FROM_DEVICE);
+        }
+        if (sp && dp) {
+            /* n is now the length both mappings cover */
+            trace_dma32_demo_dma(sbus, n, 0, 1);
+            trace_dma32_demo_dma(dbus, n, 1, 1);
+            memmove(dp, sp, n);
+            pci_dma_unmap(pdev, dp, n, DMA_DIRECTION_FROM_DEVICE, n);
+            pci_dma_unmap(pdev, sp, n, DMA_DIRECTION_TO_DEVICE, n);
+        } else {
+            if (sp) {
+                pci_dma_unmap(pdev, sp, n, DMA_DIRECTION_TO_DEVICE, 0);
+            }
+            n = MIN(n, DMA32_DEMO_BOUNCE_SIZE);
+            trace_dma32_demo_dma(sbus, n, 0, 0);
+            r = pci_dma_read(pdev, sbus, s->bounce, n);
+            if (r != MEMTX_OK) {
+                d->status = DMA32_DEMO_ST_BUS_ERROR;
+                d->source = DMA32_DEMO_FAULT_SRC_SRC;
+                d->fault_addr = sbus;
+                return;
+            }
+            s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
+            trace_dma32_demo_dma(dbus, n, 1, 0);
+            r = pci_dma_write(pdev, dbus, s->bounce, n);
+            if (r != MEMTX_OK) {
+                d->status = DMA32_DEMO_ST_BUS_ERROR;
+                d->source = DMA32_DEMO_FAULT_SRC_DST;
+                d->fault_addr = dbus;
+                return;
+            }
+            s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
+            off += n;
+            continue;
+        }
+        s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
+        s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
+        off += n;
+    }
+}
+
+/* Check [addr, addr + len) against dma-bits before touching anything */
+static bool dma32_demo_check_data(DMA32DemoState *s, uint64_t addr,
+                                  uint64_t len, uint32_t source,
+                                  DMA32DemoDone *d)
+{
+    if (s->overflow == DMA32_DEMO_OVERFLOW_TRUNCATE ||
+        dma32_demo_range_ok(addr, len, s->dma_bits)) {
+        return true;
+    }
+    d->status = DMA32_DEMO_ST_ADDR_FAULT;
+    d->source = source;
+    d->fault_addr = addr;
+    return false;
+}
+
+static void dma32_demo_execute(DMA32DemoState *s, uint32_t op, uint64_t len,
+                               uint64_t src, uint64_t dst, uint64_t seed,
+                               DMA32DemoDone *d)
+{
+    switch (op) {
+    case DMA32_DEMO_OP_FILL:
+        if (dma32_demo_check_data(s, dst, len, DMA32_DEMO_FAULT_SRC_DST, d)) {
+            dma32_demo_do_fill(s, dst, len, seed, d);
+        }
+        break;
+    case DMA32_DEMO_OP_CHECKSUM:
+        if (dma32_demo_check_data(s, src, len, DMA32_DEMO_FAULT_SRC_SRC, d)) {
+            dma32_demo_do_checksum(s, src, len, d);
+        }
+        break;
+    case DMA32_DEMO_OP_COPY:
+        if (dma32_demo_check_data(s, src, len, DMA32_DEMO_FAULT_SRC_SRC, d) &&
+            dma32_demo_check_data(s, dst, len, DMA32_DEMO_FAULT_SRC_DST, d)) {
+            dma32_demo_do_copy(s, src, dst, len, d);
+        }
+        break;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/* Ring */
+
+static bool dma32_demo_ring_programmed(DMA32DemoState *s)
+{
+    return s->ring_size && s->ring_size <= DMA32_DEMO_MAX_RING_ENTRIES &&
+           is_power_of_2(s->ring_size) &&
+           !(s->ring_base & (DMA32_DEMO_DESC_SIZE - 1));
+}
+
+static bool dma32_demo_can_run(DMA32DemoState *s)
+{
+    return (s->ctrl & DMA32_DEMO_CTRL_ENABLE) && !s->halted &&
+           !s->stalled && s->head != s->tail && runstate_is_running();
+}
+
+static uint64_t dma32_demo_desc_bus(DMA32DemoState *s, uint64_t *addr)
+{
+    uint64_t bus;
+
+    *addr = s->ring_base + (uint64_t)s->head * DMA32_DEMO_DESC_SIZE;
+    dma32_demo_piece(s, *addr, DMA32_DEMO_DESC_SIZE, s->ring_bits, &bus);
+    return bus;
+}
+
+/*
+ * Fetch, execute and complete the descriptor at HEAD.  Returns the number
+ * of data bytes it asked for, or -1 when the ring halted.
+ */
+static int64_t dma32_demo_process_one(DMA32DemoState *s)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint8_t raw[DMA32_DEMO_DESC_SIZE];
+    uint8_t wb[DMA32_DEMO_DESC_SIZE];
+    DMA32DemoDone d = { .status = DMA32_DEMO_ST_OK };
+    uint64_t addr, bus, src, dst, seed;
+    uint32_t idx = s->head, op, len;
+    MemTxResult r;
+
+    bus = dma32_demo_desc_bus(s, &addr);
+    if (s->overflow == DMA32_DEMO_OVERFLOW_FAULT &&
+        !dma32_demo_range_ok(addr, DMA32_DEMO_DESC_SIZE, s->ring_bits)) {
+        dma32_demo_ring_error(s, DMA32_DEMO_ST_ADDR_FAULT, addr);
+        return -1;
+    }
+    r = pci_dma_read(pdev, bus, raw, sizeof(raw));
+    if (r != MEMTX_OK) {
+        dma32_demo_ring_error(s, DMA32_DEMO_ST_BUS_ERROR, bus);
+        return -1;
+    }
+
+    op = ldl_le_p(raw + offsetof(struct dma32_demo_desc, op));
+    len = ldl_le_p(raw + offsetof(struct dma32_demo_desc, len));
+    src = ldq_le_p(raw + offsetof(struct dma32_demo_desc, src));
+    dst = ldq_le_p(raw + offsetof(struct dma32_demo_desc, dst));
+    seed = ldq_le_p(raw + offsetof(struct dma32_demo_desc, seed));
+    trace_dma32_demo_desc(idx, op, len, src, dst);
+
+    if (op < DMA32_DEMO_OP_FILL || op > DMA32_DEMO_OP_COPY || !len ||
+        len > s->max_xfer ||
+        ldq_le_p(raw + offsetof(struct dma32_demo_desc, reserved)) ||
+        ldq_le_p(raw + offsetof(struct dma32_demo_desc, reserved) + 8)) {
+        d.status = DMA32_DEMO_ST_INVALID;
+        d.source = DMA32_DEMO_FAULT_SRC_RING;
+        d.fault_addr = addr;
+    } else {
+        dma32_demo_execute(s, op, len, src, dst, seed, &d);
+    }
+
+    if (d.status != DMA32_DEMO_ST_OK) {
+        dma32_demo_latch_fault(s, d.status, d.source, idx, d.fault_addr);
+    }
+
+    /* Write back result and fault address first, then the status word */
+    stl_le_p(wb, d.result);
+    stq_le_p(wb + 4, d.status == DMA32_DEMO_ST_OK ? 0 : d.fault_addr);
+    r = pci_dma_write(pdev, bus + DMA32_DEMO_DESC_STATUS_OFF + 4, wb, 12);
+    if (r == MEMTX_OK) {
+        stl_le_p(wb, d.status);
+        r = pci_dma_write(pdev, bus + DMA32_DEMO_DESC_STATUS_OFF, wb, 4);
+    }
+    if (r != MEMTX_OK) {
+        dma32_demo_ring_error(s, DMA32_DEMO_ST_BUS_ERROR, bus);
+        return -1;
+    }
+    trace_dma32_demo_desc_done(idx, d.status, d.result);
+
+    if (d.status == DMA32_DEMO_ST_OK) {
+        s->cnt[DMA32_DEMO_CNT_COMPLETED]++;
+    }
+    s->head = (s->head + 1) & (s->ring_size - 1);
+    dma32_demo_raise(s, DMA32_DEMO_INT_DONE |
+                     (d.status == DMA32_DEMO_ST_OK ? 0 : DMA32_DEMO_INT_ERROR));
+    return op >= DMA32_DEMO_OP_FILL && op <= DMA32_DEMO_OP_COPY ? len : 0;
+}
+
+static void dma32_demo_bh(void *opaque)
+{
+    DMA32DemoState *s = opaque;
+    uint32_t descs = 0;
+    uint64_t bytes = 0;
+    bool again = false;
+
+    if (s->busy) {
+        qemu_bh_schedule(s->bh);
+        return;
+    }
+    s->busy = true;
+    while (dma32_demo_can_run(s)) {
+        int64_t n;
+
+        if (descs >= DMA32_DEMO_BH_MAX_DESCS ||
+            bytes >= DMA32_DEMO_BH_MAX_BYTES) {
+            /* Yield to the main loop and continue in the next run */
+            again = true;
+            qemu_bh_schedule(s->bh);
+            break;
+        }
+        n = dma32_demo_process_one(s);
+        if (n < 0) {
+            break;
+        }
+        descs++;
+        bytes += n;
+    }
+    s->busy = false;
+    trace_dma32_demo_bh(descs, bytes, again);
+}
+
+static void dma32_demo_kick(DMA32DemoState *s)
+{
+    if (dma32_demo_can_run(s)) {
+        qemu_bh_schedule(s->bh);
+    }
+}
+
+static void dma32_demo_doorbell(DMA32DemoState *s, uint32_t val)
+{
+    trace_dma32_demo_doorbell(val, s->head);
+    if (s->halted) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: doorbell while halted, "
+                      "reprogram the ring\n", TYPE_DMA32_DEMO);
+        return;
+    }
+    if (!dma32_demo_ring_programmed(s) || val >= s->ring_size) {
+        dma32_demo_ring_error(s, DMA32_DEMO_ST_INVALID, s->ring_base);
+        return;
+    }
+    if (s->overflow == DMA32_DEMO_OVERFLOW_FAULT &&
+        !dma32_demo_range_ok(s->ring_base,
+                             (uint64_t)s->ring_size * DMA32_DEMO_DESC_SIZE,
+                             s->ring_bits)) {
+        dma32_demo_ring_error(s, DMA32_DEMO_ST_ADDR_FAULT, s->ring_base);
+        return;
+    }
+    s->tail = val;
+    dma32_demo_kick(s);
+}
+
+static void dma32_demo_ring_reprogrammed(DMA32DemoState *s)
+{
+    s->head = 0;
+    s->tail = 0;
+    s->halted = false;
+}
+
+/* Registers */
+
+static void dma32_demo_reset_state(DMA32DemoState *s)
+{
+    trace_dma32_demo_reset();
+    qemu_bh_cancel(s->bh);
+    s->ctrl = 0;
+    s->int_status = 0;
+    s->int_mask = 0;
+    s->ring_base = 0;
+    s->ring_size = 0;
+    s->head = 0;
+    s->tail = 0;
+    s->halted = false;
+    s->stalled = false;
+    s->inject_bus_error = false;
+    s->fault_addr = 0;
+    s->fault_info = 0;
+    memset(s->cnt, 0, sizeof(s->cnt));
+    memset(s->cnt_snap, 0, sizeof(s->cnt_snap));
+    pci_set_irq(PCI_DEVICE(s), 0);
+}
+
+static uint64_t dma32_demo_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    DMA32DemoState *s = opaque;
+    uint64_t val = 0;
+
+    if (s->busy) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: reentrant read at 0x%" HWADDR_PRIx
+                      " ignored\n", TYPE_DMA32_DEMO, addr);
+        return 0;
+    }
+
+    switch (addr) {
+    case DMA32_DEMO_REG_ID:
+        val = DMA32_DEMO_ID_MAGIC;
+        break;
+    case DMA32_DEMO_REG_VERSION:
+        val = DMA32_DEMO_VERSION_MAJOR << 16 | DMA32_DEMO_VERSION_MINOR;
+        break;
+    case DMA32_DEMO_REG_DMA_BITS:
+        val = s->dma_bits;
+        break;
+    case DMA32_DEMO_REG_RING_BITS:
+        val = s->ring_bits;
+        break;
+    case DMA32_DEMO_REG_MAX_XFER:
+        val = s->max_xfer;
+        break;
+    case DMA32_DEMO_REG_MAX_RING:
+        val = DMA32_DEMO_MAX_RING_ENTRIES;
+        break;
+    case DMA32_DEMO_REG_FEATURES:
+        val = s->overflow == DMA32_DEMO_OVERFLOW_TRUNCATE ?
+              DMA32_DEMO_FEAT_TRUNCATE : 0;
+        break;
+    case DMA32_DEMO_REG_CTRL:
+        val = s->ctrl;
+        break;
+    case DMA32_DEMO_REG_STATUS:
+        val = (s->ctrl & DMA32_DEMO_CTRL_ENABLE ?
+               DMA32_DEMO_STATUS_ENABLED : 0) |
+              (s->head != s->tail ? DMA32_DEMO_STATUS_BUSY : 0) |
+              (s->halted ? DMA32_DEMO_STATUS_HALTED : 0);
+        break;
+    case DMA32_DEMO_REG_INT_STATUS:
+        val = s->int_status;
+        break;
+    case DMA32_DEMO_REG_INT_MASK:
+        val = s->int_mask;
+        break;
+    case DMA32_DEMO_REG_RING_BASE_LO:
+        val = (uint32_t)s->ring_base;
+        break;
+    case DMA32_DEMO_REG_RING_BASE_HI:
+        val = s->ring_base >> 32;
+        break;
+    case DMA32_DEMO_REG_RING_SIZE:
+        val = s->ring_size;
+        break;
+    case DMA32_DEMO_REG_RING_HEAD:
+        val = s->head;
+        break;
+    case DMA32_DEMO_REG_RING_TAIL:
+        val = s->tail;
+        break;
+    case DMA32_DEMO_REG_FAULT_ADDR_LO:
+        val = (uint32_t)s->fault_addr;
+        break;
+    case DMA32_DEMO_REG_FAULT_ADDR_HI:
+        val = s->fault_addr >> 32;
+        break;
+    case DMA32_DEMO_REG_FAULT_INFO:
+        val = s->fault_info;
+        break;
+    case DMA32_DEMO_REG_CNT_COMPLETED ...
+         DMA32_DEMO_REG_CNT_COMPLETED + DMA32_DEMO_NR_COUNTERS * 8 - 1: {
+        unsigned i = (addr - DMA32_DEMO_REG_CNT_COMPLETED) / 8;
+
+        if (!(addr & 4)) {
+            s->cnt_snap[i] = s->cnt[i];
+            val = (uint32_t)s->cnt_snap[i];
+        } else {
+            val = s->cnt_snap[i] >> 32;
+        }
+        break;
+    }
+    case DMA32_DEMO_REG_INT_ACK:
+    case DMA32_DEMO_REG_DOORBELL:
+    case DMA32_DEMO_REG_CNT_CLEAR:
+    case DMA32_DEMO_REG_INJECT:
+        /* write only */
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: read of unknown register 0x%"
+                      HWADDR_PRIx "\n", TYPE_DMA32_DEMO, addr);
+        break;
+    }
+    trace_dma32_demo_mmio_read(addr, val);
+    return val;
+}
+
+static void dma32_demo_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                                  unsigned size)
+{
+    DMA32DemoState *s = opaque;
+    uint32_t old;
+
+    if (s->busy) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: reentrant write at 0x%"
+                      HWADDR_PRIx " ignored\n", TYPE_DMA32_DEMO, addr);
+        return;
+    }
+    trace_dma32_demo_mmio_write(addr, val);
+    s->busy = true;
+
+    switch (addr) {
+    case DMA32_DEMO_REG_CTRL:
+        if (val & DMA32_DEMO_CTRL_RESET) {
+            dma32_demo_reset_state(s);
+            break;
+        }
+        s->ctrl = val & DMA32_DEMO_CTRL_ENABLE;
+        break;
+    case DMA32_DEMO_REG_INT_MASK:
+        old = s->int_mask;
+        s->int_mask = val & DMA32_DEMO_INT_ALL;
+        /* Unmasking a pending cause is a new cause for MSI */
+        dma32_demo_update_irq(s, s->int_status & s->int_mask & ~old);
+        break;
+    case DMA32_DEMO_REG_INT_ACK:
+        s->int_status &= ~val;
+        dma32_demo_update_irq(s, 0);
+        break;
+    case DMA32_DEMO_REG_RING_BASE_LO:
+        s->ring_base = deposit64(s->ring_base, 0, 32, val);
+        dma32_demo_ring_reprogrammed(s);
+        break;
+    case DMA32_DEMO_REG_RING_BASE_HI:
+        s->ring_base = deposit64(s->ring_base, 32, 32, val);
+        dma32_demo_ring_reprogrammed(s);
+        break;
+    case DMA32_DEMO_REG_RING_SIZE:
+        s->ring_size = val;
+        dma32_demo_ring_reprogrammed(s);
+        break;
+    case DMA32_DEMO_REG_DOORBELL:
+        dma32_demo_doorbell(s, val);
+        break;
+    case DMA32_DEMO_REG_CNT_CLEAR:
+        if (val & 1) {
+            memset(s->cnt, 0, sizeof(s->cnt));
+            memset(s->cnt_snap, 0, sizeof(s->cnt_snap));
+        }
+        break;
+    case DMA32_DEMO_REG_INJECT:
+        if (val & DMA32_DEMO_INJECT_BUS_ERROR) {
+            s->inject_bus_error = true;
+        }
+        if (val & DMA32_DEMO_INJECT_STALL) {
+            s->stalled = true;
+        }
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: write of 0x%" PRIx64
+                      " to read-only or unknown register 0x%" HWADDR_PRIx
+                      "\n", TYPE_DMA32_DEMO, val, addr);
+        break;
+    }
+
+    s->busy = false;
+    dma32_demo_kick(s);
+}
+
+static const MemoryRegionOps dma32_demo_mmio_ops = {
+    .read = dma32_demo_mmio_read,
+    .write = dma32_demo_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        /* 64-bit accesses are split low word first: counters stay atomic */
+        .min_access_size = 4,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+/* Life cycle */
+
+static void dma32_demo_config_write(PCIDevice *pdev, uint32_t addr,
+                                    uint32_t val, int len)
+{
+    DMA32DemoState *s = DMA32_DEMO(pdev);
+
+    pci_default_write_config(pdev, addr, val, len);
+    /* MSI on/off changes where the interrupt goes */
+    dma32_demo_update_irq(s, 0);
+}
+
+static void dma32_demo_vm_state_change(void *opaque, bool running,
+                                       RunState state)
+{
+    DMA32DemoState *s = opaque;
+
+    if (running) {
+        dma32_demo_kick(s);
+    }
+}
+
+static void dma32_demo_realize(PCIDevice *pdev, Error **errp)
+{
+    DMA32DemoState *s = DMA32_DEMO(pdev);
+    Error *err = NULL;
+    int ret;
+
+    if (s->dma_bits < 24 || s->dma_bits > 64) {
+        error_setg(errp, "dma-bits must be between 24 and 64, not %u",
+                   s->dma_bits);
+        return;
+    }
+    if (s->ring_bits < 24 || s->ring_bits > 64) {
+        error_setg(errp, "ring-bits must be between 24 and 64, not %u",
+                   s->ring_bits);
+        return;
+    }
+    if (s->max_xfer < 1 || s->max_xfer > UINT32_MAX) {
+        error_setg(errp, "max-xfer must be between 1 and 4294967295, "
+                   "not %" PRIu64, s->max_xfer);
+        return;
+    }
+
+    pci_config_set_interrupt_pin(pdev->config, 1);
+    ret = msi_init(pdev, 0, 1, true, false, &err);
+    if (ret == -ENOTSUP) {
+        /* No MSI on this machine: INTx only */
+        error_free(err);
+    } else if (ret) {
+        error_propagate(errp, err);
+        return;
+    }
+
+    memory_region_init_io(&s->mmio, OBJECT(s), &dma32_demo_mmio_ops, s,
+                          "dma32-demo-mmio", DMA32_DEMO_BAR0_SIZE);
+    pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->mmio);
+
+    dma32_demo_select_crc(s);
+    s->bounce = g_malloc(DMA32_DEMO_BOUNCE_SIZE);
+    s->bh = qemu_bh_new(dma32_demo_bh, s);
+    s->vmse = qdev_add_vm_change_state_handler(DEVICE(s),
+                                               dma32_demo_vm_state_change, s);
+}
+
+static void dma32_demo_exit(PCIDevice *pdev)
+{
+    DMA32DemoState *s = DMA32_DEMO(pdev);
+
+    qemu_del_vm_change_state_handler(s->vmse);
+    qemu_bh_delete(s->bh);
+    g_free(s->bounce);
+    msi_uninit(pdev);
+}
+
+static void dma32_demo_reset(DeviceState *dev)
+{
+    dma32_demo_reset_state(DMA32_DEMO(dev));
+}
+
+static void dma32_demo_instance_init(Object *obj)
+{
+    DMA32DemoState *s = DMA32_DEMO(obj);
+    unsigned i;
+
+    /* Counters, read-only, e.g. qom-get /machine/peripheral/ID bytes-read */
+    for (i = 0; i < DMA32_DEMO_NR_COUNTERS; i++) {
+        object_property_add_uint64_ptr(obj, dma32_demo_counter_names[i],
+                                       &s->cnt[i], OBJ_PROP_FLAG_READ);
+    }
+}
+
+static int dma32_demo_post_load(void *opaque, int version_id)
+{
+    DMA32DemoState *s = opaque;
+
+    /* Indices from the stream must stay inside a valid ring */
+    if (dma32_demo_ring_programmed(s)) {
+        s->head &= s->ring_size - 1;
+        s->tail &= s->ring_size - 1;
+    } else {
+        s->head = s->tail = 0;
+    }
+    /*
+     * An in-flight ring is safe to migrate: descriptors are processed one
+     * at a time to completion inside the bottom half, under the BQL, and
+     * never while the VM is stopped, so no half-done descriptor exists when
+     * the state is saved.  What is left is HEAD..TAIL, whose descriptors
+     * are in guest RAM and migrate with it.  The bottom half itself is not
+     * migrated: the vm state change handler kicks it when the destination
+     * starts running.
+     */
+    return 0;
+}
+
+static const VMStateDescription vmstate_dma32_demo = {
+    .name = TYPE_DMA32_DEMO,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = dma32_demo_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, DMA32DemoState),
+        VMSTATE_UINT32(ctrl, DMA32DemoState),
+        VMSTATE_UINT32(int_status, DMA32DemoState),
+        VMSTATE_UINT32(int_mask, DMA32DemoState),
+        VMSTATE_UINT64(ring_base, DMA32DemoState),
+        VMSTATE_UINT32(ring_size, DMA32DemoState),
+        VMSTATE_UINT32(head, DMA32DemoState),
+        VMSTATE_UINT32(tail, DMA32DemoState),
+        VMSTATE_BOOL(halted, DMA32DemoState),
+        VMSTATE_BOOL(stalled, DMA32DemoState),
+        VMSTATE_BOOL(inject_bus_error, DMA32DemoState),
+        VMSTATE_UINT64(fault_addr, DMA32DemoState),
+        VMSTATE_UINT32(fault_info, DMA32DemoState),
+        VMSTATE_UINT64_ARRAY(cnt, DMA32DemoState, DMA32_DEMO_NR_COUNTERS),
+        VMSTATE_UINT64_ARRAY(cnt_snap, DMA32DemoState,
+                             DMA32_DEMO_NR_COUNTERS),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+/* overflow=fault|truncate */
+static const char *const dma32_demo_overflow_names[] = {
+    [DMA32_DEMO_OVERFLOW_FAULT] = "fault",
+    [DMA32_DEMO_OVERFLOW_TRUNCATE] = "truncate",
+};
+
+static const QEnumLookup dma32_demo_overflow_lookup = {
+    .array = dma32_demo_overflow_names,
+    .size = ARRAY_SIZE(dma32_demo_overflow_names),
+};
+
+static void dma32_demo_get_overflow(Object *obj, Visitor *v, const char *name,
+                                    void *opaque, Error **errp)
+{
+    Property *prop = opaque;
+    int *ptr = object_field_prop_ptr(obj, prop);
+
+    visit_type_enum(v, name, ptr, prop->info->enum_table, errp);
+}
+
+static void dma32_demo_set_overflow(Object *obj, Visitor *v, const char *name,
+                                    void *opaque, Error **errp)
+{
+    Property *prop = opaque;
+    int *ptr = object_field_prop_ptr(obj, prop);
+
+    visit_type_enum(v, name, ptr, prop->info->enum_table, errp);
+}
+
+static void dma32_demo_set_default_overflow(ObjectProperty *op,
+                                            const Property *prop)
+{
+    object_property_set_default_str(op,
+        qapi_enum_lookup(prop->info->enum_table, prop->defval.i));
+}
+
+static const PropertyInfo dma32_demo_prop_overflow = {
+    .name = "DMA32DemoOverflow",
+    .description = "what an out-of-range address does: fault/truncate",
+    .enum_table = &dma32_demo_overflow_lookup,
+    .get = dma32_demo_get_overflow,
+    .set = dma32_demo_set_overflow,
+    .set_default_value = dma32_demo_set_default_overflow,
+};
+
+static Property dma32_demo_properties[] = {
+    DEFINE_PROP_UINT8("dma-bits", DMA32DemoState, dma_bits, 32),
+    DEFINE_PROP_UINT8("ring-bits", DMA32DemoState, ring_bits, 32),
+    DEFINE_PROP_SIGNED("overflow", DMA32DemoState, overflow,
+                       DMA32_DEMO_OVERFLOW_FAULT, dma32_demo_prop_overflow,
+                       int),
+    DEFINE_PROP_SIZE("max-xfer", DMA32DemoState, max_xfer, 64 * MiB),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static void dma32_demo_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+
+    k->realize = dma32_demo_realize;
+    k->exit = dma32_demo_exit;
+    k->config_write = dma32_demo_config_write;
+    k->vendor_id = DMA32_DEMO_VENDOR_ID;
+    k->device_id = DMA32_DEMO_DEVICE_ID;
+    k->revision = DMA32_DEMO_REVISION;
+    k->class_id = PCI_CLASS_OTHERS;
+    dc->desc = "DMA engine with a limited address width (dma32-demo)";
+    dc->reset = dma32_demo_reset;
+    dc->vmsd = &vmstate_dma32_demo;
+    device_class_set_props(dc, dma32_demo_properties);
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+}
+
+static const TypeInfo dma32_demo_info = {
+    .name = TYPE_DMA32_DEMO,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(DMA32DemoState),
+    .instance_init = dma32_demo_instance_init,
+    .class_init = dma32_demo_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { },
+    },
+};
+
+static void dma32_demo_register_types(void)
+{
+    type_register_static(&dma32_demo_info);
+}
+
+type_init(dma32_demo_register_types)
