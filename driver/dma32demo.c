@@ -1,0 +1,1635 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dma32demo: driver for the dma32-demo PCI device, a DMA engine that can
+ * only reach part of the physical address space (qemu-device/).
+ *
+ * It moves verified data through five buffer strategies and reports, per
+ * request, where the memory was (pages per zone, pages above 4 GiB) and
+ * which DMA mappings bounced through swiotlb:
+ *
+ *   coherent         dma_alloc_coherent()
+ *   streaming        GFP_KERNEL pages, dma_map_sgtable()
+ *   streaming-dma32  GFP_DMA32 pages, dma_map_sgtable()
+ *   user             the caller's pages, pinned, dma_map_sgtable()
+ *   unsafe-raw       page_to_phys() handed to the device, no DMA API
+ *                    (only with allow_unsafe=1: shows the device faulting)
+ *
+ * One misc device per PCI function (/dev/dma32demoN), ioctls in
+ * uapi/dma32demo.h, statistics in /sys/bus/pci/devices/<BDF>/stats/.
+ *
+ * Locking: dd->lock serialises every use of the hardware and the ring; a
+ * request holds it from allocation to free, so concurrent openers queue.
+ * The device structure is reference counted: open files keep it alive
+ * after the PCI device went away (dd->gone, checked under dd->lock).
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/completion.h>
+#include <linux/crc32.h>
+#include <linux/dma-direct.h>
+#include <linux/dma-mapping.h>
+#include <linux/highmem.h>
+#include <linux/idr.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/kernel.h>
+#include <linux/kref.h>
+#include <linux/ktime.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/pci.h>
+#include <linux/random.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/swiotlb.h>
+#include <linux/uaccess.h>
+#include <asm/unaligned.h>
+
+#define DMA32_DEMO_LE32 __le32
+#define DMA32_DEMO_LE64 __le64
+#include "dma32-demo-regs.h"
+#include "dma32demo.h"
+
+#define DRV_NAME "dma32demo"
+
+static bool allow_unsafe;
+module_param(allow_unsafe, bool, 0444);
+MODULE_PARM_DESC(allow_unsafe,
+		 "Allow the unsafe-raw strategy (CPU physical addresses, no DMA API)");
+
+static unsigned int force_mask_bits;
+module_param(force_mask_bits, uint, 0444);
+MODULE_PARM_DESC(force_mask_bits,
+		 "UNSAFE: streaming DMA mask bits instead of the device's dma-bits (0: use the device's)");
+
+static unsigned int force_coherent_bits;
+module_param(force_coherent_bits, uint, 0444);
+MODULE_PARM_DESC(force_coherent_bits,
+		 "Coherent DMA mask bits instead of min(ring-bits, dma-bits); wider is UNSAFE (0: the device's)");
+
+static unsigned int timeout_ms = 5000;
+module_param(timeout_ms, uint, 0644);
+MODULE_PARM_DESC(timeout_ms,
+		 "Time without progress after which the device is declared hung and reset");
+
+static unsigned int ring_entries = 256;
+module_param(ring_entries, uint, 0444);
+MODULE_PARM_DESC(ring_entries, "Descriptor ring entries (power of two, 2..4096)");
+
+static bool use_msi = true;
+module_param(use_msi, bool, 0444);
+MODULE_PARM_DESC(use_msi, "Use MSI when available (0: legacy INTx only)");
+
+static unsigned int max_request_mb = 1024;
+module_param(max_request_mb, uint, 0644);
+MODULE_PARM_DESC(max_request_mb, "Largest request (all its buffers together) in MiB");
+
+static DEFINE_IDA(d32_ida);
+
+struct d32_stats {
+	atomic64_t requests;
+	atomic64_t errors;
+	atomic64_t transfers;
+	atomic64_t bytes;
+	atomic64_t mappings;
+	atomic64_t bounced;
+	atomic64_t bounced_bytes;
+	atomic64_t device_faults;
+	atomic64_t alloc_failures;
+	atomic64_t timeouts;
+	atomic64_t resets;
+	atomic64_t coherent_held;	/* gauge, bytes */
+};
+
+struct d32_dev {
+	struct kref kref;
+	struct pci_dev *pdev;
+	struct device *dev;
+	void __iomem *regs;
+	struct mutex lock;		/* hardware, ring, gone */
+	bool gone;
+	struct miscdevice misc;
+	char name[24];
+	int id;
+	int irq;
+	u32 irq_mode;
+	struct completion done;
+
+	/* Capabilities */
+	u32 version;
+	u32 dma_bits;
+	u32 ring_bits;
+	u32 max_xfer;
+	u32 max_ring;
+	u32 features;
+	u32 mask_bits;
+	u32 coherent_bits;
+	bool mask_forced;
+	bool coherent_forced;
+	bool bounce_beyond_mask;	/* swiotlb pool outside the DMA mask */
+
+	/* Ring (coherent) */
+	struct dma32_demo_desc *ring;
+	dma_addr_t ring_dma;
+	size_t ring_bytes;
+	u32 ring_entries;
+	u32 tail;
+
+	struct d32_stats st;
+};
+
+/* A DMA segment: what one or more descriptors point at */
+struct d32_seg {
+	dma_addr_t addr;
+	size_t len;
+};
+
+struct d32_buf {
+	size_t size;
+	enum dma_data_direction dir;
+	/* coherent */
+	void *cpu;
+	dma_addr_t handle;
+	/* page based strategies */
+	struct page **pages;
+	unsigned int npages;
+	unsigned int pgoff;		/* user: offset in the first page */
+	bool pinned;
+	struct sg_table sgt;
+	bool sgt_alloc;
+	bool mapped;
+	/* what the device is given */
+	struct d32_seg *segs;
+	unsigned int nsegs;
+};
+
+struct d32_job {
+	u64 src;
+	u64 dst;
+	u64 seed;
+	u64 fault;
+	u32 len;
+	u32 off;			/* in the unit's buffers */
+	u32 unit;
+	u32 status;
+	u32 result;
+};
+
+struct d32_req {
+	struct d32_dev *dd;
+	u32 strategy;
+	u32 op;
+	u32 hwop;
+	u32 flags;
+	size_t size;
+	unsigned int count;
+	unsigned int nbufs;
+	u64 uaddr;
+	u64 seed;
+	struct d32_buf *bufs;
+	struct d32_job *jobs;
+	unsigned int njobs;
+	struct dma32demo_result *res;
+};
+
+/* Registers */
+
+static u32 d32_rd(struct d32_dev *dd, unsigned int reg)
+{
+	return readl(dd->regs + reg);
+}
+
+static void d32_wr(struct d32_dev *dd, unsigned int reg, u32 val)
+{
+	writel(val, dd->regs + reg);
+}
+
+static u64 d32_rd64(struct d32_dev *dd, unsigned int lo, unsigned int hi)
+{
+	u64 v = d32_rd(dd, lo);
+
+	return v | (u64)d32_rd(dd, hi) << 32;
+}
+
+/* Reset the device and program the (emptied) ring again */
+static void d32_hw_init(struct d32_dev *dd)
+{
+	d32_wr(dd, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
+	memset(dd->ring, 0, dd->ring_bytes);
+	dd->tail = 0;
+	d32_wr(dd, DMA32_DEMO_REG_RING_BASE_LO, lower_32_bits(dd->ring_dma));
+	d32_wr(dd, DMA32_DEMO_REG_RING_BASE_HI, upper_32_bits(dd->ring_dma));
+	d32_wr(dd, DMA32_DEMO_REG_RING_SIZE, dd->ring_entries);
+	d32_wr(dd, DMA32_DEMO_REG_INT_ACK, DMA32_DEMO_INT_ALL);
+	d32_wr(dd, DMA32_DEMO_REG_INT_MASK, DMA32_DEMO_INT_ALL);
+	d32_wr(dd, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
+	/* Flush the posted writes */
+	d32_rd(dd, DMA32_DEMO_REG_STATUS);
+}
+
+static void d32_hw_stop(struct d32_dev *dd)
+{
+	d32_wr(dd, DMA32_DEMO_REG_INT_MASK, 0);
+	d32_wr(dd, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
+	d32_rd(dd, DMA32_DEMO_REG_STATUS);
+}
+
+static irqreturn_t d32_irq(int irq, void *data)
+{
+	struct d32_dev *dd = data;
+	u32 st = d32_rd(dd, DMA32_DEMO_REG_INT_STATUS);
+
+	if (!st || st == ~0u)
+		return IRQ_NONE;
+	d32_wr(dd, DMA32_DEMO_REG_INT_ACK, st);
+	complete(&dd->done);
+	return IRQ_HANDLED;
+}
+
+/* CPU access to buffers */
+
+static bool d32_above_4g(phys_addr_t phys, size_t len)
+{
+	return (u64)phys + len - 1 > U32_MAX;
+}
+
+/* Map the part of @b at @off; *len is clamped to what the mapping covers */
+static void *d32_kmap(struct d32_buf *b, size_t off, size_t *len)
+{
+	size_t in;
+
+	if (b->cpu) {
+		/* In pieces, so that long loops can reschedule */
+		*len = min_t(size_t, *len, SZ_64K);
+		return b->cpu + off;
+	}
+	off += b->pgoff;
+	in = offset_in_page(off);
+	*len = min_t(size_t, *len, PAGE_SIZE - in);
+	return kmap_local_page(b->pages[off >> PAGE_SHIFT]) + in;
+}
+
+static void d32_kunmap(struct d32_buf *b, void *p)
+{
+	if (!b->cpu)
+		kunmap_local(p);
+}
+
+static u8 d32_pattern_byte(u64 seed, u64 pos)
+{
+	return dma32_demo_pattern_word(seed, pos >> 3) >> ((pos & 7) * 8);
+}
+
+/* Write the FILL pattern of @seed to [off, off + len) of @b */
+static void d32_pattern_write(struct d32_buf *b, size_t off, size_t len,
+			      u64 seed)
+{
+	u64 pos = 0;
+
+	while (len) {
+		size_t n = len, i = 0;
+		u8 *p = d32_kmap(b, off, &n);
+
+		while (i < n) {
+			if (!(pos & 7) && n - i >= 8) {
+				put_unaligned_le64(dma32_demo_pattern_word(seed, pos >> 3),
+						   p + i);
+				i += 8;
+				pos += 8;
+			} else {
+				p[i++] = d32_pattern_byte(seed, pos++);
+			}
+		}
+		d32_kunmap(b, p);
+		off += n;
+		len -= n;
+		cond_resched();
+	}
+}
+
+/* Count the bytes of [off, off + len) of @b that differ from the pattern */
+static u64 d32_pattern_check(struct d32_buf *b, size_t off, size_t len,
+			     u64 seed, u64 *first_bad)
+{
+	u64 pos = 0, bad = 0;
+
+	while (len) {
+		size_t n = len, i = 0;
+		u8 *p = d32_kmap(b, off, &n);
+
+		while (i < n) {
+			if (!(pos & 7) && n - i >= 8 &&
+			    get_unaligned_le64(p + i) ==
+			    dma32_demo_pattern_word(seed, pos >> 3)) {
+				i += 8;
+				pos += 8;
+				continue;
+			}
+			if (p[i] != d32_pattern_byte(seed, pos)) {
+				if (!bad)
+					*first_bad = off + i;
+				bad++;
+			}
+			i++;
+			pos++;
+		}
+		d32_kunmap(b, p);
+		off += n;
+		len -= n;
+		cond_resched();
+	}
+	return bad;
+}
+
+/* Standard CRC-32C (check value 0xe3069283) of [off, off + len) of @b */
+static u32 d32_crc32c(struct d32_buf *b, size_t off, size_t len)
+{
+	u32 crc = ~0u;
+
+	while (len) {
+		size_t n = len;
+		u8 *p = d32_kmap(b, off, &n);
+
+		crc = __crc32c_le(crc, p, n);
+		d32_kunmap(b, p);
+		off += n;
+		len -= n;
+	}
+	return ~crc;
+}
+
+static u64 d32_compare(struct d32_buf *a, struct d32_buf *b, size_t off,
+		       size_t len, u64 *first_bad)
+{
+	u64 bad = 0;
+
+	while (len) {
+		size_t n = len, i;
+		u8 *pa = d32_kmap(a, off, &n);
+		u8 *pb = d32_kmap(b, off, &n);
+
+		if (memcmp(pa, pb, n)) {
+			for (i = 0; i < n; i++) {
+				if (pa[i] == pb[i])
+					continue;
+				if (!bad)
+					*first_bad = off + i;
+				bad++;
+			}
+		}
+		d32_kunmap(b, pb);
+		d32_kunmap(a, pa);
+		off += n;
+		len -= n;
+		cond_resched();
+	}
+	return bad;
+}
+
+/* Buffers: allocation */
+
+static unsigned int d32_zone_idx(struct page *pg)
+{
+	switch (page_zonenum(pg)) {
+#ifdef CONFIG_ZONE_DMA
+	case ZONE_DMA:
+		return DMA32DEMO_ZONE_DMA;
+#endif
+#ifdef CONFIG_ZONE_DMA32
+	case ZONE_DMA32:
+		return DMA32DEMO_ZONE_DMA32;
+#endif
+	case ZONE_NORMAL:
+		return DMA32DEMO_ZONE_NORMAL;
+	default:
+		return DMA32DEMO_ZONE_OTHER;
+	}
+}
+
+static void d32_account_page(struct d32_req *rq, struct page *pg)
+{
+	struct dma32demo_result *res = rq->res;
+
+	res->pages++;
+	if (d32_above_4g(page_to_phys(pg), PAGE_SIZE))
+		res->pages_above_4g++;
+	res->zone_pages[d32_zone_idx(pg)]++;
+}
+
+static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
+{
+	struct d32_dev *dd = rq->dd;
+	unsigned int i;
+
+	b->cpu = dma_alloc_coherent(dd->dev, b->size, &b->handle,
+				    GFP_KERNEL | __GFP_NOWARN);
+	if (!b->cpu) {
+		rq->res->coherent_asked = b->size;
+		rq->res->coherent_held = atomic64_read(&dd->st.coherent_held);
+		dev_info_ratelimited(dd->dev,
+				     "coherent allocation of %zu bytes failed after %llu buffers; driver holds %llu coherent bytes\n",
+				     b->size, rq->res->buffers,
+				     rq->res->coherent_held);
+		return -ENOMEM;
+	}
+	atomic64_add(b->size, &dd->st.coherent_held);
+	for (i = 0; i < DIV_ROUND_UP(b->size, PAGE_SIZE); i++) {
+		void *va = b->cpu + i * PAGE_SIZE;
+
+		d32_account_page(rq, is_vmalloc_addr(va) ? vmalloc_to_page(va) :
+				 virt_to_page(va));
+	}
+	return 0;
+}
+
+static int d32_alloc_pages(struct d32_req *rq, struct d32_buf *b, gfp_t gfp)
+{
+	unsigned int i;
+
+	b->npages = DIV_ROUND_UP(b->size, PAGE_SIZE);
+	b->pages = kvcalloc(b->npages, sizeof(*b->pages), GFP_KERNEL);
+	if (!b->pages)
+		return -ENOMEM;
+	for (i = 0; i < b->npages; i++) {
+		b->pages[i] = alloc_page(gfp | __GFP_NOWARN);
+		if (!b->pages[i])
+			return -ENOMEM;
+		d32_account_page(rq, b->pages[i]);
+	}
+	return 0;
+}
+
+static int d32_pin_user(struct d32_req *rq, struct d32_buf *b, u64 uaddr)
+{
+	unsigned int i, flags = 0;
+	int n;
+
+	b->pgoff = offset_in_page(uaddr);
+	b->npages = DIV_ROUND_UP(b->pgoff + b->size, PAGE_SIZE);
+	b->pages = kvcalloc(b->npages, sizeof(*b->pages), GFP_KERNEL);
+	if (!b->pages)
+		return -ENOMEM;
+	if (b->dir == DMA_FROM_DEVICE)
+		flags |= FOLL_WRITE;
+	n = pin_user_pages_fast(uaddr & PAGE_MASK, b->npages, flags, b->pages);
+	if (n != b->npages) {
+		if (n > 0)
+			unpin_user_pages(b->pages, n);
+		memset(b->pages, 0, b->npages * sizeof(*b->pages));
+		return n == -ENOMEM ? -ENOMEM : -EFAULT;
+	}
+	b->pinned = true;
+	for (i = 0; i < b->npages; i++)
+		d32_account_page(rq, b->pages[i]);
+	return 0;
+}
+
+static int d32_buf_alloc(struct d32_req *rq, unsigned int idx)
+{
+	struct d32_buf *b = &rq->bufs[idx];
+
+	switch (rq->strategy) {
+	case DMA32DEMO_STRATEGY_COHERENT:
+		return d32_alloc_coherent(rq, b);
+	case DMA32DEMO_STRATEGY_STREAMING:
+		return d32_alloc_pages(rq, b, GFP_KERNEL);
+	case DMA32DEMO_STRATEGY_STREAMING_DMA32:
+		return d32_alloc_pages(rq, b, GFP_KERNEL | GFP_DMA32);
+	case DMA32DEMO_STRATEGY_USER:
+		return d32_pin_user(rq, b, rq->uaddr + (u64)idx * rq->size);
+	case DMA32DEMO_STRATEGY_UNSAFE_RAW:
+		/* Ordinary pages: on a large machine most are above 4 GiB */
+		return d32_alloc_pages(rq, b, GFP_HIGHUSER);
+	}
+	return -EINVAL;
+}
+
+static void d32_buf_free(struct d32_dev *dd, struct d32_buf *b)
+{
+	unsigned int i;
+
+	if (b->cpu) {
+		dma_free_coherent(dd->dev, b->size, b->cpu, b->handle);
+		atomic64_sub(b->size, &dd->st.coherent_held);
+		b->cpu = NULL;
+	}
+	if (b->pages) {
+		if (b->pinned)
+			unpin_user_pages_dirty_lock(b->pages, b->npages,
+						    b->dir == DMA_FROM_DEVICE);
+		else
+			for (i = 0; i < b->npages && b->pages[i]; i++)
+				__free_page(b->pages[i]);
+		kvfree(b->pages);
+		b->pages = NULL;
+	}
+	kvfree(b->segs);
+	b->segs = NULL;
+}
+
+/* Buffers: DMA mapping */
+
+static unsigned int d32_max_seg(struct d32_dev *dd)
+{
+	size_t max = min_t(size_t, dma_get_max_seg_size(dd->dev),
+			   dma_max_mapping_size(dd->dev));
+
+	max = min_t(size_t, max, dd->max_xfer);
+	return max_t(size_t, ALIGN_DOWN(max, PAGE_SIZE), PAGE_SIZE);
+}
+
+/*
+ * Without an IOMMU, a page the device cannot reach is bounced through
+ * swiotlb; if the pool itself is beyond the mask, the DMA API would WARN.
+ * Refuse such a mapping up front (-ENOMEM like any mapping failure).
+ */
+static bool d32_unbounceable(struct d32_dev *dd, struct sg_table *sgt)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	if (!dd->bounce_beyond_mask || device_iommu_mapped(dd->dev))
+		return false;
+	for_each_sgtable_sg(sgt, sg, i)
+		if (!dma_capable(dd->dev, phys_to_dma(dd->dev, sg_phys(sg)),
+				 sg->length, true))
+			return true;
+	return false;
+}
+
+static bool d32_bounced(struct d32_dev *dd, dma_addr_t addr)
+{
+	return !device_iommu_mapped(dd->dev) &&
+	       is_swiotlb_buffer(dd->dev, dma_to_phys(dd->dev, addr));
+}
+
+static int d32_map_sgt(struct d32_req *rq, struct d32_buf *b)
+{
+	struct d32_dev *dd = rq->dd;
+	struct dma32demo_result *res = rq->res;
+	struct scatterlist *sg;
+	unsigned int i;
+	int ret;
+
+	ret = sg_alloc_table_from_pages_segment(&b->sgt, b->pages, b->npages,
+						b->pgoff, b->size,
+						d32_max_seg(dd), GFP_KERNEL);
+	if (ret)
+		return ret;
+	b->sgt_alloc = true;
+	if (d32_unbounceable(dd, &b->sgt)) {
+		dev_info_ratelimited(dd->dev,
+				     "swiotlb pool is beyond the %u-bit DMA mask: cannot bounce\n",
+				     dd->mask_bits);
+		return -ENOMEM;
+	}
+	ret = dma_map_sgtable(dd->dev, &b->sgt, b->dir, DMA_ATTR_NO_WARN);
+	if (ret)
+		return ret == -EINVAL ? -EINVAL : -ENOMEM;
+	b->mapped = true;
+
+	for_each_sgtable_sg(&b->sgt, sg, i)
+		if (d32_above_4g(sg_phys(sg), sg->length))
+			res->mappings_above_4g++;
+
+	b->segs = kvcalloc(b->sgt.nents, sizeof(*b->segs), GFP_KERNEL);
+	if (!b->segs)
+		return -ENOMEM;
+	for_each_sgtable_dma_sg(&b->sgt, sg, i) {
+		b->segs[i].addr = sg_dma_address(sg);
+		b->segs[i].len = sg_dma_len(sg);
+		if (d32_bounced(dd, sg_dma_address(sg))) {
+			res->bounced++;
+			res->bounced_bytes += sg_dma_len(sg);
+		}
+	}
+	b->nsegs = b->sgt.nents;
+	res->mappings += b->nsegs;
+	return 0;
+}
+
+static int d32_buf_map(struct d32_req *rq, struct d32_buf *b)
+{
+	struct d32_dev *dd = rq->dd;
+	struct dma32demo_result *res = rq->res;
+	unsigned int i;
+
+	switch (rq->strategy) {
+	case DMA32DEMO_STRATEGY_COHERENT:
+		b->segs = kvcalloc(1, sizeof(*b->segs), GFP_KERNEL);
+		if (!b->segs)
+			return -ENOMEM;
+		b->segs[0].addr = b->handle;
+		b->segs[0].len = b->size;
+		b->nsegs = 1;
+		res->mappings++;
+		if (d32_above_4g(page_to_phys(is_vmalloc_addr(b->cpu) ?
+					      vmalloc_to_page(b->cpu) :
+					      virt_to_page(b->cpu)), b->size))
+			res->mappings_above_4g++;
+		if (d32_bounced(dd, b->handle)) {
+			res->bounced++;
+			res->bounced_bytes += b->size;
+		}
+		return 0;
+	case DMA32DEMO_STRATEGY_UNSAFE_RAW:
+		/* The wrong thing, on purpose: no DMA API at all */
+		b->segs = kvcalloc(b->npages, sizeof(*b->segs), GFP_KERNEL);
+		if (!b->segs)
+			return -ENOMEM;
+		for (i = 0; i < b->npages; i++) {
+			b->segs[i].addr = page_to_phys(b->pages[i]);
+			b->segs[i].len = min_t(size_t, PAGE_SIZE,
+					       b->size - (size_t)i * PAGE_SIZE);
+			if (d32_above_4g(b->segs[i].addr, b->segs[i].len))
+				res->mappings_above_4g++;
+		}
+		b->nsegs = b->npages;
+		res->mappings += b->nsegs;
+		return 0;
+	default:
+		return d32_map_sgt(rq, b);
+	}
+}
+
+static void d32_buf_unmap(struct d32_dev *dd, struct d32_buf *b)
+{
+	if (b->mapped)
+		dma_unmap_sgtable(dd->dev, &b->sgt, b->dir, 0);
+	b->mapped = false;
+	if (b->sgt_alloc)
+		sg_free_table(&b->sgt);
+	b->sgt_alloc = false;
+}
+
+/* Descriptors */
+
+static struct d32_buf *d32_src(struct d32_req *rq, unsigned int unit)
+{
+	return rq->op == DMA32DEMO_OP_FILL ? NULL : &rq->bufs[unit];
+}
+
+static struct d32_buf *d32_dst(struct d32_req *rq, unsigned int unit)
+{
+	switch (rq->op) {
+	case DMA32DEMO_OP_FILL:
+		return &rq->bufs[unit];
+	case DMA32DEMO_OP_COPY:
+		return &rq->bufs[rq->count + unit];
+	}
+	return NULL;
+}
+
+struct d32_cursor {
+	const struct d32_buf *b;
+	unsigned int i;
+	size_t in;
+};
+
+static size_t d32_cur_left(const struct d32_cursor *c)
+{
+	return c->b->segs[c->i].len - c->in;
+}
+
+static u64 d32_cur_addr(const struct d32_cursor *c)
+{
+	return c->b->segs[c->i].addr + c->in;
+}
+
+static void d32_cur_advance(struct d32_cursor *c, size_t n)
+{
+	c->in += n;
+	if (c->in == c->b->segs[c->i].len) {
+		c->i++;
+		c->in = 0;
+	}
+}
+
+/*
+ * Cut one unit (a buffer, or a source/destination pair) into descriptors:
+ * each covers one contiguous DMA range on each side and at most max_xfer
+ * bytes. With @out NULL, only count them.
+ */
+static unsigned int d32_walk_unit(struct d32_req *rq, unsigned int unit,
+				  struct d32_job *out)
+{
+	struct d32_cursor s = { .b = d32_src(rq, unit) };
+	struct d32_cursor d = { .b = d32_dst(rq, unit) };
+	unsigned int nj = 0;
+	size_t off = 0, n;
+
+	while (off < rq->size) {
+		n = min_t(size_t, rq->size - off, rq->dd->max_xfer);
+		if (s.b)
+			n = min(n, d32_cur_left(&s));
+		if (d.b)
+			n = min(n, d32_cur_left(&d));
+		if (out) {
+			struct d32_job *j = &out[nj];
+
+			j->len = n;
+			j->off = off;
+			j->unit = unit;
+			j->src = s.b ? d32_cur_addr(&s) : 0;
+			j->dst = d.b ? d32_cur_addr(&d) : 0;
+			j->seed = rq->seed + unit * 0x10000ull + nj;
+			j->status = DMA32_DEMO_ST_PENDING;
+		}
+		if (s.b)
+			d32_cur_advance(&s, n);
+		if (d.b)
+			d32_cur_advance(&d, n);
+		off += n;
+		nj++;
+	}
+	return nj;
+}
+
+static int d32_build_jobs(struct d32_req *rq)
+{
+	unsigned int u, n = 0;
+
+	for (u = 0; u < rq->count; u++)
+		n += d32_walk_unit(rq, u, NULL);
+	rq->jobs = kvcalloc(n, sizeof(*rq->jobs), GFP_KERNEL);
+	if (!rq->jobs)
+		return -ENOMEM;
+	for (u = 0; u < rq->count; u++)
+		rq->njobs += d32_walk_unit(rq, u, rq->jobs + rq->njobs);
+	return 0;
+}
+
+/* Wait until @last completed; -ETIMEDOUT after timeout_ms without progress */
+static int d32_wait(struct d32_dev *dd, struct dma32_demo_desc *last)
+{
+	unsigned long tmo = msecs_to_jiffies(max(READ_ONCE(timeout_ms), 1u));
+	u32 head = d32_rd(dd, DMA32_DEMO_REG_RING_HEAD), now;
+
+	for (;;) {
+		if (le32_to_cpu(READ_ONCE(last->status)) != DMA32_DEMO_ST_PENDING)
+			break;
+		if (d32_rd(dd, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED)
+			return -EIO;
+		if (wait_for_completion_timeout(&dd->done, tmo))
+			continue;
+		now = d32_rd(dd, DMA32_DEMO_REG_RING_HEAD);
+		if (now != head) {
+			head = now;
+			continue;
+		}
+		if (le32_to_cpu(READ_ONCE(last->status)) != DMA32_DEMO_ST_PENDING)
+			break;
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+static int d32_run_batch(struct d32_req *rq, struct d32_job *jobs,
+			 unsigned int n)
+{
+	struct d32_dev *dd = rq->dd;
+	struct dma32demo_result *res = rq->res;
+	u32 mask = dd->ring_entries - 1, start = dd->tail, t = dd->tail;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		struct dma32_demo_desc *d = &dd->ring[t];
+
+		d->op = cpu_to_le32(rq->hwop);
+		d->len = cpu_to_le32(jobs[i].len);
+		d->src = cpu_to_le64(jobs[i].src);
+		d->dst = cpu_to_le64(jobs[i].dst);
+		d->seed = cpu_to_le64(jobs[i].seed);
+		d->result = 0;
+		d->fault_addr = 0;
+		d->reserved[0] = 0;
+		d->reserved[1] = 0;
+		d->status = cpu_to_le32(DMA32_DEMO_ST_PENDING);
+		t = (t + 1) & mask;
+	}
+	res->descriptors += n;
+	reinit_completion(&dd->done);
+	/* writel() orders the descriptor stores before the doorbell */
+	d32_wr(dd, DMA32_DEMO_REG_DOORBELL, t);
+	dd->tail = t;
+
+	ret = d32_wait(dd, &dd->ring[(t - 1) & mask]);
+
+	for (i = 0; i < n; i++) {
+		struct dma32_demo_desc *d = &dd->ring[(start + i) & mask];
+		struct d32_job *j = &jobs[i];
+
+		j->status = le32_to_cpu(READ_ONCE(d->status));
+		/* The device writes the status last */
+		dma_rmb();
+		j->result = le32_to_cpu(d->result);
+		j->fault = le64_to_cpu(d->fault_addr);
+		switch (j->status) {
+		case DMA32_DEMO_ST_PENDING:
+			break;
+		case DMA32_DEMO_ST_OK:
+			res->transfers++;
+			res->bytes += j->len;
+			break;
+		default:
+			if (!res->device_faults) {
+				res->fault_addr = j->fault;
+				res->dev_status = j->status;
+			}
+			res->device_faults++;
+			break;
+		}
+	}
+	return ret;
+}
+
+static int d32_run_jobs(struct d32_req *rq)
+{
+	struct d32_dev *dd = rq->dd;
+	struct dma32demo_result *res = rq->res;
+	unsigned int done = 0, n;
+	u64 t0 = ktime_get_ns();
+	int ret = 0;
+
+	if (rq->flags & DMA32DEMO_RUN_INJECT_BUS_ERROR)
+		d32_wr(dd, DMA32_DEMO_REG_INJECT, DMA32_DEMO_INJECT_BUS_ERROR);
+	if (rq->flags & DMA32DEMO_RUN_INJECT_STALL)
+		d32_wr(dd, DMA32_DEMO_REG_INJECT, DMA32_DEMO_INJECT_STALL);
+
+	while (done < rq->njobs && !ret) {
+		n = min(rq->njobs - done, dd->ring_entries - 1);
+		ret = d32_run_batch(rq, rq->jobs + done, n);
+		done += n;
+	}
+	res->dma_ns = ktime_get_ns() - t0;
+	res->latched_fault_addr = d32_rd64(dd, DMA32_DEMO_REG_FAULT_ADDR_LO,
+					   DMA32_DEMO_REG_FAULT_ADDR_HI);
+	res->fault_info = d32_rd(dd, DMA32_DEMO_REG_FAULT_INFO);
+
+	if (ret == -EIO) {
+		/* The ring itself failed (e.g. beyond ring-bits): halted */
+		dev_err_ratelimited(dd->dev, "ring halted, fault info 0x%08x at %#llx: resetting\n",
+				    res->fault_info, res->latched_fault_addr);
+		if (!res->device_faults) {
+			res->fault_addr = res->latched_fault_addr;
+			res->dev_status = DMA32_DEMO_FAULT_STATUS(res->fault_info);
+		}
+		res->device_faults++;
+	} else if (ret == -ETIMEDOUT) {
+		dev_err_ratelimited(dd->dev, "no completion for %u ms (head %u, tail %u): resetting\n",
+				    timeout_ms, d32_rd(dd, DMA32_DEMO_REG_RING_HEAD),
+				    dd->tail);
+		res->timeouts++;
+	}
+	/*
+	 * Reset on failure, so that the device is quiet before anything is
+	 * unmapped or freed, and to drop an injection nothing consumed.
+	 */
+	if (ret || (rq->flags & DMA32DEMO_RUN_INJECT_STALL) ||
+	    ((rq->flags & DMA32DEMO_RUN_INJECT_BUS_ERROR) &&
+	     !res->device_faults)) {
+		d32_hw_init(dd);
+		res->resets++;
+	}
+	if (!ret && res->device_faults)
+		ret = -EIO;
+	return ret;
+}
+
+/* Check the data of every completed transfer; -EILSEQ on a mismatch */
+static int d32_verify(struct d32_req *rq)
+{
+	struct dma32demo_result *res = rq->res;
+	unsigned int i, unit = UINT_MAX;
+	bool unit_ok = false;
+	u64 first_bad = 0, bad;
+	u32 crc;
+
+	for (i = 0; i < rq->njobs; i++) {
+		struct d32_job *j = &rq->jobs[i];
+
+		if (j->unit != unit) {
+			if (unit_ok)
+				res->buffers_verified++;
+			unit = j->unit;
+			unit_ok = true;
+		}
+		if (j->status != DMA32_DEMO_ST_OK) {
+			unit_ok = false;
+			continue;
+		}
+		bad = 0;
+		switch (rq->op) {
+		case DMA32DEMO_OP_FILL:
+			bad = d32_pattern_check(d32_dst(rq, unit), j->off,
+						j->len, j->seed, &first_bad);
+			break;
+		case DMA32DEMO_OP_CHECKSUM:
+			crc = d32_crc32c(d32_src(rq, unit), j->off, j->len);
+			if (!res->verify_errors) {
+				res->device_crc = j->result;
+				res->cpu_crc = crc;
+			}
+			if (crc != j->result) {
+				first_bad = j->off;
+				bad = 1;
+			}
+			break;
+		case DMA32DEMO_OP_COPY:
+			bad = d32_compare(d32_src(rq, unit), d32_dst(rq, unit),
+					  j->off, j->len, &first_bad);
+			break;
+		}
+		if (bad) {
+			if (!res->verify_errors)
+				res->first_bad_offset = first_bad;
+			res->verify_errors += bad;
+			unit_ok = false;
+		}
+	}
+	if (unit_ok)
+		res->buffers_verified++;
+	if (res->verify_errors) {
+		dev_err_ratelimited(rq->dd->dev, "verification failed: %llu bad, first at offset %llu\n",
+				    res->verify_errors, res->first_bad_offset);
+		return -EILSEQ;
+	}
+	return 0;
+}
+
+static void d32_account(struct d32_dev *dd, struct dma32demo_result *res,
+			int ret)
+{
+	struct d32_stats *st = &dd->st;
+
+	atomic64_inc(&st->requests);
+	if (ret)
+		atomic64_inc(&st->errors);
+	atomic64_add(res->transfers, &st->transfers);
+	atomic64_add(res->bytes, &st->bytes);
+	atomic64_add(res->mappings, &st->mappings);
+	atomic64_add(res->bounced, &st->bounced);
+	atomic64_add(res->bounced_bytes, &st->bounced_bytes);
+	atomic64_add(res->device_faults, &st->device_faults);
+	atomic64_add(res->alloc_failures, &st->alloc_failures);
+	atomic64_add(res->timeouts, &st->timeouts);
+	atomic64_add(res->resets, &st->resets);
+}
+
+static enum dma_data_direction d32_dir(u32 op, bool dst)
+{
+	if (op == DMA32DEMO_OP_FILL || (op == DMA32DEMO_OP_COPY && dst))
+		return DMA_FROM_DEVICE;
+	return DMA_TO_DEVICE;
+}
+
+/* One request, called with dd->lock held */
+static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
+		       struct dma32demo_result *res)
+{
+	struct d32_req rq = {
+		.dd = dd,
+		.strategy = r->strategy,
+		.op = r->op,
+		.flags = r->flags,
+		.size = r->size,
+		.count = r->count,
+		.uaddr = r->user_addr,
+		.res = res,
+	};
+	u64 t0 = ktime_get_ns();
+	unsigned int i, nalloc = 0, nmapped = 0;
+	int ret, vret;
+
+	switch (r->op) {
+	case DMA32DEMO_OP_FILL:
+		rq.hwop = DMA32_DEMO_OP_FILL;
+		break;
+	case DMA32DEMO_OP_CHECKSUM:
+		rq.hwop = DMA32_DEMO_OP_CHECKSUM;
+		break;
+	default:
+		rq.hwop = DMA32_DEMO_OP_COPY;
+		break;
+	}
+	rq.nbufs = rq.count * (r->op == DMA32DEMO_OP_COPY ? 2 : 1);
+	rq.seed = get_random_u64();
+	rq.bufs = kvcalloc(rq.nbufs, sizeof(*rq.bufs), GFP_KERNEL);
+	if (!rq.bufs) {
+		res->alloc_failures++;
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	/* All buffers are held at once: a request can exhaust a zone */
+	for (i = 0; i < rq.nbufs; i++) {
+		rq.bufs[i].size = rq.size;
+		rq.bufs[i].dir = d32_dir(r->op, i >= rq.count);
+		ret = d32_buf_alloc(&rq, i);
+		nalloc = i + 1;
+		if (ret) {
+			if (ret == -ENOMEM)
+				res->alloc_failures++;
+			goto free;
+		}
+		res->buffers++;
+		/* Sources get a CPU pattern; user buffers keep their data */
+		if (rq.bufs[i].dir == DMA_TO_DEVICE &&
+		    rq.strategy != DMA32DEMO_STRATEGY_USER)
+			d32_pattern_write(&rq.bufs[i], 0, rq.size, ~rq.seed + i);
+		cond_resched();
+	}
+
+	for (i = 0; i < rq.nbufs; i++) {
+		ret = d32_buf_map(&rq, &rq.bufs[i]);
+		nmapped = i + 1;
+		if (ret) {
+			if (ret == -ENOMEM)
+				res->alloc_failures++;
+			goto unmap;
+		}
+	}
+
+	ret = d32_build_jobs(&rq);
+	if (ret) {
+		res->alloc_failures++;
+		goto unmap;
+	}
+	ret = d32_run_jobs(&rq);
+
+unmap:
+	for (i = 0; i < nmapped; i++)
+		d32_buf_unmap(dd, &rq.bufs[i]);
+	if (rq.jobs && (rq.flags & DMA32DEMO_RUN_VERIFY)) {
+		vret = d32_verify(&rq);
+		if (!ret)
+			ret = vret;
+	}
+free:
+	for (i = 0; i < nalloc; i++)
+		d32_buf_free(dd, &rq.bufs[i]);
+	kvfree(rq.jobs);
+	kvfree(rq.bufs);
+out:
+	res->ns = ktime_get_ns() - t0;
+	res->error = -ret;
+	d32_account(dd, res, ret);
+	return ret;
+}
+
+/* Character device */
+
+static void d32_release_dev(struct kref *kref)
+{
+	struct d32_dev *dd = container_of(kref, struct d32_dev, kref);
+
+	put_device(&dd->pdev->dev);
+	kfree(dd);
+}
+
+static void d32_put(struct d32_dev *dd)
+{
+	kref_put(&dd->kref, d32_release_dev);
+}
+
+static int d32_open(struct inode *inode, struct file *file)
+{
+	/* misc_open() set private_data and holds misc_mtx: no race with remove */
+	struct d32_dev *dd = container_of(file->private_data, struct d32_dev,
+					  misc);
+
+	kref_get(&dd->kref);
+	file->private_data = dd;
+	return nonseekable_open(inode, file);
+}
+
+static int d32_release(struct inode *inode, struct file *file)
+{
+	d32_put(file->private_data);
+	return 0;
+}
+
+static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
+{
+	u64 total;
+
+	if (r->strategy < 1 || r->strategy > DMA32DEMO_STRATEGY_MAX)
+		return -EINVAL;
+	if (r->op < 1 || r->op > DMA32DEMO_OP_MAX)
+		return -EINVAL;
+	if (r->flags & ~DMA32DEMO_RUN_FLAGS_ALL)
+		return -EINVAL;
+	if (r->reserved0 || r->reserved1[0] || r->reserved1[1])
+		return -EINVAL;
+	if (!r->size || !r->count)
+		return -EINVAL;
+	if (check_mul_overflow(r->size, r->count, &total) ||
+	    (r->op == DMA32DEMO_OP_COPY &&
+	     check_mul_overflow(total, (u64)2, &total)))
+		return -EOVERFLOW;
+	if (r->size > dd->max_xfer || r->count > DMA32DEMO_MAX_COUNT ||
+	    total > (u64)READ_ONCE(max_request_mb) * SZ_1M)
+		return -E2BIG;
+	if (r->strategy == DMA32DEMO_STRATEGY_USER) {
+		if (!r->user_addr)
+			return -EFAULT;
+		if (!PAGE_ALIGNED(r->user_addr) || r->user_len != total)
+			return -EINVAL;
+		if (!access_ok(u64_to_user_ptr(r->user_addr), total))
+			return -EFAULT;
+	} else if (r->user_addr || r->user_len) {
+		return -EINVAL;
+	}
+	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW && !allow_unsafe)
+		return -EPERM;
+	return 0;
+}
+
+static long d32_ioc_run(struct d32_dev *dd, struct dma32demo_run __user *arg)
+{
+	struct dma32demo_run r;
+	int ret;
+
+	if (copy_from_user(&r, arg, sizeof(r)))
+		return -EFAULT;
+	memset(&r.result, 0, sizeof(r.result));
+	ret = d32_validate(dd, &r);
+	if (ret)
+		return ret;
+
+	if (mutex_lock_interruptible(&dd->lock))
+		return -EINTR;
+	if (dd->gone)
+		ret = -ENODEV;
+	else
+		ret = d32_request(dd, &r, &r.result);
+	mutex_unlock(&dd->lock);
+	if (ret == -ENODEV)
+		return ret;
+
+	if (copy_to_user(&arg->result, &r.result, sizeof(r.result)))
+		return -EFAULT;
+	return ret;
+}
+
+static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg)
+{
+	struct dma32demo_info info = {
+		.id = DMA32_DEMO_ID_MAGIC,
+		.version = dd->version,
+		.dma_bits = dd->dma_bits,
+		.ring_bits = dd->ring_bits,
+		.max_xfer = dd->max_xfer,
+		.max_ring = dd->max_ring,
+		.features = dd->features,
+		.ring_entries = dd->ring_entries,
+		.dma_mask_bits = dd->mask_bits,
+		.coherent_mask_bits = dd->coherent_bits,
+		.irq_mode = dd->irq_mode,
+		.timeout_ms = READ_ONCE(timeout_ms),
+		.ring_dma = dd->ring_dma,
+	};
+
+	if (allow_unsafe)
+		info.flags |= DMA32DEMO_INFO_ALLOW_UNSAFE;
+	if (dd->mask_forced)
+		info.flags |= DMA32DEMO_INFO_MASK_FORCED;
+	if (dd->coherent_forced)
+		info.flags |= DMA32DEMO_INFO_COHERENT_MASK_FORCED;
+	if (is_swiotlb_active(dd->dev)) {
+		info.flags |= DMA32DEMO_INFO_SWIOTLB_ACTIVE;
+#ifdef CONFIG_SWIOTLB
+		info.swiotlb_start = dd->dev->dma_io_tlb_mem->start;
+		info.swiotlb_end = dd->dev->dma_io_tlb_mem->end;
+#endif
+	}
+	strscpy(info.pci_name, pci_name(dd->pdev), sizeof(info.pci_name));
+
+	if (copy_to_user(arg, &info, sizeof(info)))
+		return -EFAULT;
+	return 0;
+}
+
+static long d32_ioc_stats(struct d32_dev *dd,
+			  struct dma32demo_stats __user *arg)
+{
+	struct d32_stats *st = &dd->st;
+	struct dma32demo_stats s = {
+		.requests = atomic64_read(&st->requests),
+		.errors = atomic64_read(&st->errors),
+		.transfers = atomic64_read(&st->transfers),
+		.bytes = atomic64_read(&st->bytes),
+		.mappings = atomic64_read(&st->mappings),
+		.bounced_mappings = atomic64_read(&st->bounced),
+		.bounced_bytes = atomic64_read(&st->bounced_bytes),
+		.device_faults = atomic64_read(&st->device_faults),
+		.alloc_failures = atomic64_read(&st->alloc_failures),
+		.timeouts = atomic64_read(&st->timeouts),
+		.resets = atomic64_read(&st->resets),
+		.coherent_bytes_held = atomic64_read(&st->coherent_held),
+	};
+
+	if (copy_to_user(arg, &s, sizeof(s)))
+		return -EFAULT;
+	return 0;
+}
+
+static long d32_reset_stats(struct d32_dev *dd)
+{
+	struct d32_stats *st = &dd->st;
+
+	atomic64_set(&st->requests, 0);
+	atomic64_set(&st->errors, 0);
+	atomic64_set(&st->transfers, 0);
+	atomic64_set(&st->bytes, 0);
+	atomic64_set(&st->mappings, 0);
+	atomic64_set(&st->bounced, 0);
+	atomic64_set(&st->bounced_bytes, 0);
+	atomic64_set(&st->device_faults, 0);
+	atomic64_set(&st->alloc_failures, 0);
+	atomic64_set(&st->timeouts, 0);
+	atomic64_set(&st->resets, 0);
+	return 0;
+}
+
+static long d32_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct d32_dev *dd = file->private_data;
+	void __user *argp = (void __user *)arg;
+	long ret;
+
+	switch (cmd) {
+	case DMA32DEMO_IOC_RUN:
+		return d32_ioc_run(dd, argp);
+	case DMA32DEMO_IOC_INFO:
+	case DMA32DEMO_IOC_STATS:
+	case DMA32DEMO_IOC_RESET_STATS:
+		break;
+	default:
+		return -ENOTTY;
+	}
+
+	if (mutex_lock_interruptible(&dd->lock))
+		return -EINTR;
+	if (dd->gone)
+		ret = -ENODEV;
+	else if (cmd == DMA32DEMO_IOC_INFO)
+		ret = d32_ioc_info(dd, argp);
+	else if (cmd == DMA32DEMO_IOC_STATS)
+		ret = d32_ioc_stats(dd, argp);
+	else
+		ret = d32_reset_stats(dd);
+	mutex_unlock(&dd->lock);
+	return ret;
+}
+
+static const struct file_operations d32_fops = {
+	.owner = THIS_MODULE,
+	.open = d32_open,
+	.release = d32_release,
+	.unlocked_ioctl = d32_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = no_llseek,
+};
+
+/* sysfs: /sys/bus/pci/devices/<BDF>/stats/ */
+
+#define D32_STAT_SHOW(_name, _field)					\
+static ssize_t _name##_show(struct device *dev,				\
+			    struct device_attribute *attr, char *buf)	\
+{									\
+	struct d32_dev *dd = dev_get_drvdata(dev);			\
+									\
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&dd->st._field)); \
+}
+
+D32_STAT_SHOW(requests, requests)
+D32_STAT_SHOW(errors, errors)
+D32_STAT_SHOW(transfers, transfers)
+D32_STAT_SHOW(bytes, bytes)
+D32_STAT_SHOW(mappings, mappings)
+D32_STAT_SHOW(bounced_mappings, bounced)
+D32_STAT_SHOW(bounced_bytes, bounced_bytes)
+D32_STAT_SHOW(device_faults, device_faults)
+D32_STAT_SHOW(alloc_failures, alloc_failures)
+D32_STAT_SHOW(timeouts, timeouts)
+D32_STAT_SHOW(resets, resets)
+D32_STAT_SHOW(coherent_bytes_held, coherent_held)
+
+static DEVICE_ATTR_RO(requests);
+static DEVICE_ATTR_RO(errors);
+static DEVICE_ATTR_RO(transfers);
+static DEVICE_ATTR_RO(bytes);
+static DEVICE_ATTR_RO(mappings);
+static DEVICE_ATTR_RO(bounced_mappings);
+static DEVICE_ATTR_RO(bounced_bytes);
+static DEVICE_ATTR_RO(device_faults);
+static DEVICE_ATTR_RO(alloc_failures);
+static DEVICE_ATTR_RO(timeouts);
+static DEVICE_ATTR_RO(resets);
+static DEVICE_ATTR_RO(coherent_bytes_held);
+
+static struct attribute *d32_stats_attrs[] = {
+	&dev_attr_requests.attr,
+	&dev_attr_errors.attr,
+	&dev_attr_transfers.attr,
+	&dev_attr_bytes.attr,
+	&dev_attr_mappings.attr,
+	&dev_attr_bounced_mappings.attr,
+	&dev_attr_bounced_bytes.attr,
+	&dev_attr_device_faults.attr,
+	&dev_attr_alloc_failures.attr,
+	&dev_attr_timeouts.attr,
+	&dev_attr_resets.attr,
+	&dev_attr_coherent_bytes_held.attr,
+	NULL
+};
+
+static const struct attribute_group d32_stats_group = {
+	.name = "stats",
+	.attrs = d32_stats_attrs,
+};
+
+static const struct attribute_group *d32_groups[] = {
+	&d32_stats_group,
+	NULL
+};
+
+/* PCI */
+
+static void d32_put_action(void *data)
+{
+	d32_put(data);
+}
+
+static void d32_free_ring(void *data)
+{
+	struct d32_dev *dd = data;
+
+	dma_free_coherent(dd->dev, dd->ring_bytes, dd->ring, dd->ring_dma);
+	atomic64_sub(dd->ring_bytes, &dd->st.coherent_held);
+}
+
+static void d32_free_id(void *data)
+{
+	struct d32_dev *dd = data;
+
+	ida_free(&d32_ida, dd->id);
+}
+
+static int d32_read_caps(struct d32_dev *dd)
+{
+	u32 id = d32_rd(dd, DMA32_DEMO_REG_ID);
+
+	if (id != DMA32_DEMO_ID_MAGIC) {
+		dev_err(dd->dev, "bad ID register %#010x (expected %#010x): not a dma32-demo device\n",
+			id, DMA32_DEMO_ID_MAGIC);
+		return -ENODEV;
+	}
+	dd->version = d32_rd(dd, DMA32_DEMO_REG_VERSION);
+	if (dd->version >> 16 != DMA32_DEMO_VERSION_MAJOR) {
+		dev_err(dd->dev, "unsupported device version %u.%u (driver knows %u.x)\n",
+			dd->version >> 16, dd->version & 0xffff,
+			DMA32_DEMO_VERSION_MAJOR);
+		return -ENODEV;
+	}
+	dd->dma_bits = d32_rd(dd, DMA32_DEMO_REG_DMA_BITS);
+	dd->ring_bits = d32_rd(dd, DMA32_DEMO_REG_RING_BITS);
+	dd->max_xfer = d32_rd(dd, DMA32_DEMO_REG_MAX_XFER);
+	dd->max_ring = d32_rd(dd, DMA32_DEMO_REG_MAX_RING);
+	dd->features = d32_rd(dd, DMA32_DEMO_REG_FEATURES);
+	if (dd->dma_bits < 24 || dd->dma_bits > 64 || dd->ring_bits < 24 ||
+	    dd->ring_bits > 64 || !dd->max_xfer || dd->max_ring < 2) {
+		dev_err(dd->dev, "bad capabilities: dma-bits %u ring-bits %u max-xfer %u max-ring %u\n",
+			dd->dma_bits, dd->ring_bits, dd->max_xfer, dd->max_ring);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int d32_set_masks(struct d32_dev *dd)
+{
+	int ret;
+
+	dd->mask_bits = dd->dma_bits;
+	/*
+	 * Coherent memory holds the ring (ring-bits) and, for the coherent
+	 * strategy, data buffers (dma-bits): the mask must satisfy both.
+	 */
+	dd->coherent_bits = min(dd->ring_bits, dd->dma_bits);
+	if (force_mask_bits && force_mask_bits != dd->dma_bits) {
+		dd->mask_bits = clamp(force_mask_bits, 24u, 64u);
+		dd->mask_forced = true;
+		if (dd->mask_bits > dd->dma_bits)
+			dev_warn(dd->dev, "UNSAFE: force_mask_bits=%u overrides the device's %u-bit DMA limit: the DMA API will hand it addresses it cannot reach\n",
+				 dd->mask_bits, dd->dma_bits);
+		else
+			dev_notice(dd->dev, "force_mask_bits=%u narrows the device's %u-bit DMA mask\n",
+				   dd->mask_bits, dd->dma_bits);
+	}
+	if (force_coherent_bits && force_coherent_bits != dd->coherent_bits) {
+		u32 safe = dd->coherent_bits;
+
+		dd->coherent_bits = clamp(force_coherent_bits, 24u, 64u);
+		dd->coherent_forced = true;
+		if (dd->coherent_bits > safe)
+			dev_warn(dd->dev, "UNSAFE: force_coherent_bits=%u overrides the device's %u-bit limit for coherent memory\n",
+				 dd->coherent_bits, safe);
+		else
+			dev_notice(dd->dev, "force_coherent_bits=%u narrows the %u-bit coherent mask\n",
+				   dd->coherent_bits, safe);
+	}
+	ret = dma_set_mask(dd->dev, DMA_BIT_MASK(dd->mask_bits));
+	if (ret) {
+		dev_err(dd->dev, "no usable %u-bit streaming DMA mask\n",
+			dd->mask_bits);
+		return ret;
+	}
+	ret = dma_set_coherent_mask(dd->dev, DMA_BIT_MASK(dd->coherent_bits));
+	if (ret) {
+		dev_err(dd->dev, "no usable %u-bit coherent DMA mask\n",
+			dd->coherent_bits);
+		return ret;
+	}
+#ifdef CONFIG_SWIOTLB
+	if (is_swiotlb_active(dd->dev) &&
+	    dd->dev->dma_io_tlb_mem->end - 1 > DMA_BIT_MASK(dd->mask_bits)) {
+		dd->bounce_beyond_mask = true;
+		dev_warn(dd->dev, "swiotlb pool [%pa-%pa] is beyond the %u-bit DMA mask: buffers it cannot reach will fail to map\n",
+			 &dd->dev->dma_io_tlb_mem->start,
+			 &dd->dev->dma_io_tlb_mem->end, dd->mask_bits);
+	}
+#endif
+	return 0;
+}
+
+static int d32_setup_ring(struct d32_dev *dd)
+{
+	u32 n = ring_entries;
+
+	BUILD_BUG_ON(sizeof(struct dma32_demo_desc) != DMA32_DEMO_DESC_SIZE);
+	BUILD_BUG_ON(offsetof(struct dma32_demo_desc, status) !=
+		     DMA32_DEMO_DESC_STATUS_OFF);
+	if (n < 2 || n > 4096 || !is_power_of_2(n)) {
+		dev_warn(dd->dev, "ring_entries=%u invalid, using 256\n", n);
+		n = 256;
+	}
+	n = min_t(u32, n, rounddown_pow_of_two(dd->max_ring));
+	dd->ring_entries = n;
+	dd->ring_bytes = (size_t)n * DMA32_DEMO_DESC_SIZE;
+	dd->ring = dma_alloc_coherent(dd->dev, dd->ring_bytes, &dd->ring_dma,
+				      GFP_KERNEL);
+	if (!dd->ring)
+		return -ENOMEM;
+	atomic64_add(dd->ring_bytes, &dd->st.coherent_held);
+	return devm_add_action_or_reset(dd->dev, d32_free_ring, dd);
+}
+
+static int d32_setup_irq(struct d32_dev *dd)
+{
+	struct pci_dev *pdev = dd->pdev;
+	unsigned int types = PCI_IRQ_LEGACY;
+	int ret;
+
+	if (use_msi)
+		types |= PCI_IRQ_MSI;
+	/* Managed: pcim_enable_device() makes these freed on unbind */
+	ret = pci_alloc_irq_vectors(pdev, 1, 1, types);
+	if (ret < 0) {
+		dev_err(dd->dev, "no interrupt (MSI or INTx): %d\n", ret);
+		return ret;
+	}
+	dd->irq = pci_irq_vector(pdev, 0);
+	dd->irq_mode = pdev->msi_enabled ? DMA32DEMO_IRQ_MSI :
+					   DMA32DEMO_IRQ_INTX;
+	return devm_request_irq(dd->dev, dd->irq, d32_irq, IRQF_SHARED,
+				dd->name, dd);
+}
+
+static int d32_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct device *dev = &pdev->dev;
+	struct d32_dev *dd;
+	int ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+
+	dd = kzalloc(sizeof(*dd), GFP_KERNEL);
+	if (!dd)
+		return -ENOMEM;
+	kref_init(&dd->kref);
+	dd->pdev = pdev;
+	dd->dev = dev;
+	get_device(dev);
+	mutex_init(&dd->lock);
+	init_completion(&dd->done);
+	/* The probe's reference: dropped after the IRQ is freed */
+	ret = devm_add_action_or_reset(dev, d32_put_action, dd);
+	if (ret)
+		return ret;
+
+	dd->id = ida_alloc(&d32_ida, GFP_KERNEL);
+	if (dd->id < 0)
+		return dd->id;
+	ret = devm_add_action_or_reset(dev, d32_free_id, dd);
+	if (ret)
+		return ret;
+	snprintf(dd->name, sizeof(dd->name), DRV_NAME "%d", dd->id);
+
+	if (pci_resource_len(pdev, 0) < DMA32_DEMO_BAR0_SIZE ||
+	    !(pci_resource_flags(pdev, 0) & IORESOURCE_MEM)) {
+		dev_err(dev, "BAR0 missing or smaller than %#x bytes\n",
+			DMA32_DEMO_BAR0_SIZE);
+		return -ENODEV;
+	}
+	ret = pcim_iomap_regions(pdev, BIT(0), DRV_NAME);
+	if (ret) {
+		dev_err(dev, "cannot map BAR0: %d\n", ret);
+		return ret;
+	}
+	dd->regs = pcim_iomap_table(pdev)[0];
+
+	ret = d32_read_caps(dd);
+	if (ret)
+		return ret;
+	/* Quiet until the ring is programmed */
+	d32_hw_stop(dd);
+
+	ret = d32_set_masks(dd);
+	if (ret)
+		return ret;
+	pci_set_master(pdev);
+
+	ret = d32_setup_ring(dd);
+	if (ret)
+		return ret;
+	ret = d32_setup_irq(dd);
+	if (ret)
+		return ret;
+
+	d32_hw_init(dd);
+	pci_set_drvdata(pdev, dd);
+
+	dd->misc.minor = MISC_DYNAMIC_MINOR;
+	dd->misc.name = dd->name;
+	dd->misc.fops = &d32_fops;
+	dd->misc.parent = dev;
+	dd->misc.mode = 0600;
+	ret = misc_register(&dd->misc);
+	if (ret) {
+		dev_err(dev, "cannot register /dev/%s: %d\n", dd->name, ret);
+		d32_hw_stop(dd);
+		return ret;
+	}
+
+	dev_info(dev, "/dev/%s: dma32-demo %u.%u, dma-bits %u, ring-bits %u, max-xfer %u%s; masks %u/%u bits; ring %u x %u bytes at %pad; %s irq %d\n",
+		 dd->name, dd->version >> 16, dd->version & 0xffff,
+		 dd->dma_bits, dd->ring_bits, dd->max_xfer,
+		 dd->features & DMA32_DEMO_FEAT_TRUNCATE ? " (truncates)" : "",
+		 dd->mask_bits, dd->coherent_bits, dd->ring_entries,
+		 DMA32_DEMO_DESC_SIZE, &dd->ring_dma,
+		 dd->irq_mode == DMA32DEMO_IRQ_MSI ? "MSI" : "INTx", dd->irq);
+	if (allow_unsafe)
+		dev_warn(dev, "allow_unsafe=1: unsafe-raw requests hand CPU physical addresses to the device, bypassing the DMA API\n");
+	return 0;
+}
+
+static void d32_remove(struct pci_dev *pdev)
+{
+	struct d32_dev *dd = pci_get_drvdata(pdev);
+
+	/* No new opens; open files keep dd alive but see it gone */
+	misc_deregister(&dd->misc);
+	mutex_lock(&dd->lock);
+	dd->gone = true;
+	d32_hw_stop(dd);
+	mutex_unlock(&dd->lock);
+	/* devres frees the IRQ, the ring, the id, BAR0, and drops dd */
+}
+
+static const struct pci_device_id d32_ids[] = {
+	{ PCI_DEVICE(DMA32_DEMO_VENDOR_ID, DMA32_DEMO_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, d32_ids);
+
+static struct pci_driver d32_driver = {
+	.name = DRV_NAME,
+	.id_table = d32_ids,
+	.probe = d32_probe,
+	.remove = d32_remove,
+	.dev_groups = d32_groups,
+};
+module_pci_driver(d32_driver);
+
+MODULE_DESCRIPTION("dma32-demo DMA engine: buffer strategies, bounces and faults");
+MODULE_AUTHOR("The dma32-demo authors");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,54 @@
+#!/bin/sh
+# run-guest: --append 'dma32demo.force_coherent_bits=24'
+#
+# dma32demo: coherent allocations that run out. With a 24-bit coherent mask
+# every coherent buffer must come from the 16 MiB ZONE_DMA (as under
+# dma32=off with a 32-bit mask): 64 x 1 MiB cannot fit. The request must
+# fail with ENOMEM, say how far it got, what it asked and what it held,
+# release everything, and the next request must work.
+out=/tmp/ktap.$$
+n=0
+: >"$out"
+ok() { n=$((n + 1)); echo "ok $n $1" >>"$out"; }
+nok() { n=$((n + 1)); echo "not ok $n $1 # $2" >>"$out"; }
+diag() { echo "# $*" >>"$out"; }
+check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "$3"; fi; }
+jget() { printf '%s\n' "$2" | sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p"; }
+finish() { echo "KTAP version 1"; echo "1..$n"; cat "$out"; rm -f "$out"; exit 0; }
+
+if [ ! -c /dev/dma32demo0 ]; then
+	nok "probe creates /dev/dma32demo0" "missing"
+	finish
+fi
+sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
+info=$(dma32ctl info --json)
+[ "$(jget coherent_mask_bits "$info")" = 24 ]
+check "coherent mask narrowed to 24 bits" $? "$info"
+ring=$(($(jget ring_entries "$info") * 64))
+
+j=$(dma32ctl run --strategy coherent --op fill --size 1M --count 64 --verify --json 2>/tmp/err)
+rc=$?
+diag "$(cat /tmp/err)"
+b=$(jget buffers "$j")
+[ $rc = 1 ] && [ "$(jget errno "$j")" = ENOMEM ] && [ "$(jget coherent_asked "$j")" = 1048576 ] &&
+	[ "$(jget coherent_held "$j")" = $((b * 1048576 + ring)) ] && [ "$b" -gt 0 ] && [ "$b" -lt 16 ] &&
+	[ "$(jget alloc_failures "$j")" = 1 ]
+check "coherent 1M x 64 in ZONE_DMA fails with ENOMEM after $b buffers" $? "rc=$rc $j"
+dma=$(printf '%s\n' "$j" | sed -n 's/.*"zones":{"DMA":\([0-9]*\).*/\1/p')
+[ "$dma" = $((b * 256)) ]
+check "all $dma pages of those buffers are in ZONE_DMA" $? "$j"
+grep -q "coherent allocation of 1048576 bytes failed" /tmp/err
+check "dma32ctl says what it asked and what the driver held" $? "$(cat /tmp/err)"
+held=$(cat "$sysdir/coherent_bytes_held")
+[ "$held" = "$ring" ]
+check "coherent_bytes_held is back to the ring ($ring bytes)" $? "held=$held"
+[ "$(cat "$sysdir/alloc_failures")" = 1 ]
+check "sysfs counts the allocation failure" $? "alloc_failures=$(cat "$sysdir/alloc_failures")"
+
+j=$(dma32ctl run --strategy coherent --op copy --size 1M --count 2 --verify --json 2>&1)
+check "the next coherent request works" $? "$j"
+j=$(dma32ctl run --strategy coherent --op fill --size 1M --count 64 --verify --json 2>/dev/null)
+[ "$(jget buffers "$j")" = "$b" ]
+check "a second exhausting request gets exactly as far ($b buffers): nothing leaked" $? "$j"
+
+finish

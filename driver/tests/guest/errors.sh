@@ -1,0 +1,107 @@
+#!/bin/sh
+# run-guest: --append 'dma32demo.timeout_ms=1000'
+#
+# dma32demo error paths: every malformed ioctl gets its errno (dma32ctl
+# selftest-ioctls), unsafe-raw is refused without allow_unsafe, a hung
+# device gives ETIMEDOUT and a reset, a bus error gives EIO with the fault
+# address, a full swiotlb gives ENOMEM without a warning, and after each
+# the next request works and nothing is held.
+out=/tmp/ktap.$$
+n=0
+: >"$out"
+ok() { n=$((n + 1)); echo "ok $n $1" >>"$out"; }
+nok() { n=$((n + 1)); echo "not ok $n $1 # $2" >>"$out"; }
+diag() { echo "# $*" >>"$out"; }
+check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "$3"; fi; }
+jget() { printf '%s\n' "$2" | sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p"; }
+finish() { echo "KTAP version 1"; echo "1..$n"; cat "$out"; rm -f "$out"; exit 0; }
+works() {
+	j=$(dma32ctl run --strategy streaming --op copy --size 128K --count 2 --verify --json 2>&1)
+	check "the next request works ($1)" $? "$j"
+}
+
+if [ ! -c /dev/dma32demo0 ]; then
+	nok "probe creates /dev/dma32demo0" "missing"
+	finish
+fi
+sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
+
+# One line per check from the tool: "ok - DESC" or "not ok - DESC # WHY"
+dma32ctl selftest-ioctls >/tmp/st.txt 2>&1
+strc=$?
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) n=$((n + 1)); echo "ok $n ${line#ok - }" >>"$out" ;;
+	"not ok - "*) n=$((n + 1)); echo "not ok $n ${line#not ok - }" >>"$out" ;;
+	*) diag "$line" ;;
+	esac
+done </tmp/st.txt
+[ $strc = 0 ] || [ $strc = 1 ] || nok "dma32ctl selftest-ioctls ran" "exit $strc"
+
+err=$(dma32ctl run --strategy unsafe-raw --op fill --size 4K 2>&1 >/dev/null)
+rc=$?
+[ $rc = 1 ] && echo "$err" | grep -q EPERM
+check "dma32ctl: unsafe-raw without allow_unsafe exits 1 naming EPERM" $? "rc=$rc: $err"
+
+err=$(dma32ctl run --strategy coherent --op fill --size 0 2>&1 >/dev/null)
+rc=$?
+[ $rc = 1 ] && echo "$err" | grep -q EINVAL
+check "dma32ctl: size 0 exits 1 naming EINVAL" $? "rc=$rc: $err"
+
+err=$(dma32ctl run --strategy bogus --op fill --size 4K 2>&1 >/dev/null)
+rc=$?
+[ $rc = 2 ] && [ "$(echo "$err" | wc -l)" = 1 ]
+check "dma32ctl: unknown strategy is a one-line usage error" $? "rc=$rc: $err"
+
+# A device that never completes
+t0=$(date +%s)
+j=$(dma32ctl run --strategy coherent --op fill --size 64K --count 2 --inject stall --json 2>/dev/null)
+rc=$?
+t1=$(date +%s)
+[ $rc = 1 ] && [ "$(jget errno "$j")" = ETIMEDOUT ] && [ "$(jget timeouts "$j")" = 1 ] &&
+	[ "$(jget resets "$j")" = 1 ] && [ "$(jget transfers "$j")" = 0 ]
+check "stalled device gives ETIMEDOUT and a reset (took $((t1 - t0)) s)" $? "rc=$rc $j"
+works "after a timeout"
+[ "$(cat "$sysdir/timeouts")" = 1 ] && [ "$(cat "$sysdir/resets")" = 1 ]
+check "sysfs counts the timeout and the reset" $? "timeouts=$(cat "$sysdir/timeouts") resets=$(cat "$sysdir/resets")"
+
+# A bus error on the first transfer
+j=$(dma32ctl run --strategy streaming-dma32 --op checksum --size 64K --count 2 --inject bus-error --verify --json 2>/dev/null)
+rc=$?
+fa=$(jget fault_addr "$j")
+[ $rc = 1 ] && [ "$(jget errno "$j")" = EIO ] && [ "$(jget device_faults "$j")" = 1 ] &&
+	[ "$(jget dev_status "$j")" = 3 ] && [ "${fa:-0}" -gt 0 ] &&
+	[ "$fa" = "$(jget latched_fault_addr "$j")" ]
+check "bus error gives EIO with the fault address $(printf '%#x' "${fa:-0}")" $? "rc=$rc $j"
+works "after a bus error"
+
+# swiotlb full: 96 MiB of buffers above 4 GiB, mapped at once, need more
+# bounce space than the 64 MiB pool
+nslabs=$(cat /sys/kernel/debug/swiotlb/io_tlb_nslabs 2>/dev/null)
+diag "swiotlb: $nslabs slabs ($((${nslabs:-0} * 2048 / 1048576)) MiB)"
+full0=$(cat /sys/kernel/debug/swiotlb/io_tlb_full 2>/dev/null)
+j=$(dma32ctl run --strategy streaming --op fill --size 1M --count 96 --json 2>/dev/null)
+rc=$?
+full1=$(cat /sys/kernel/debug/swiotlb/io_tlb_full 2>/dev/null)
+[ $rc = 1 ] && [ "$(jget errno "$j")" = ENOMEM ] && [ "$(jget alloc_failures "$j")" = 1 ] &&
+	[ "$(jget bounced "$j")" -gt 0 ]
+check "swiotlb full gives ENOMEM ($(jget bounced_bytes "$j") bytes bounced before)" $? "rc=$rc $j"
+if [ -n "$full0" ]; then
+	[ $((full1 - full0)) = 1 ]
+	check "swiotlb's io_tlb_full counted exactly that one refusal" $? "$full0 -> $full1"
+else
+	ok "swiotlb's io_tlb_full counted exactly that one refusal # SKIP no io_tlb_full"
+fi
+! dmesg | grep -q "swiotlb buffer is full"
+check "no 'swiotlb buffer is full' warning" $? "$(dmesg | grep swiotlb | tail -n 2)"
+used=$(cat /sys/kernel/debug/swiotlb/io_tlb_used 2>/dev/null || echo 0)
+[ "$used" = 0 ]
+check "swiotlb slots all released" $? "io_tlb_used=$used"
+works "after swiotlb ran out"
+
+ring=$(($(jget ring_entries "$(dma32ctl info --json)") * 64))
+held=$(cat "$sysdir/coherent_bytes_held")
+[ "$held" = "$ring" ]
+check "coherent_bytes_held is back to the ring ($ring bytes)" $? "held=$held"
+
+finish

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * dma32demo: ioctl interface of the dma32demo driver (/dev/dma32demoN).
+ *
+ * Shared by the kernel module (driver/dma32demo.c) and the user tool
+ * (driver/dma32ctl.c). Every structure has a fixed layout (naturally
+ * aligned __u32/__u64 fields, explicit padding), so 32-bit and 64-bit
+ * user space see the same thing. Reserved fields must be zero on input.
+ */
+#ifndef _UAPI_LINUX_DMA32DEMO_H
+#define _UAPI_LINUX_DMA32DEMO_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/* Buffer strategies (struct dma32demo_run.strategy) */
+#define DMA32DEMO_STRATEGY_COHERENT		1 /* dma_alloc_coherent */
+#define DMA32DEMO_STRATEGY_STREAMING		2 /* GFP_KERNEL pages, mapped */
+#define DMA32DEMO_STRATEGY_STREAMING_DMA32	3 /* GFP_DMA32 pages, mapped */
+#define DMA32DEMO_STRATEGY_USER			4 /* pinned user pages */
+#define DMA32DEMO_STRATEGY_UNSAFE_RAW		5 /* CPU physical addresses */
+#define DMA32DEMO_STRATEGY_MAX			5
+
+/* Operations (struct dma32demo_run.op) */
+#define DMA32DEMO_OP_FILL			1 /* device writes a pattern */
+#define DMA32DEMO_OP_CHECKSUM			2 /* device reads, CRC-32C */
+#define DMA32DEMO_OP_COPY			3 /* device copies src -> dst */
+#define DMA32DEMO_OP_MAX			3
+
+/* struct dma32demo_run.flags */
+#define DMA32DEMO_RUN_VERIFY			0x1 /* check the data */
+#define DMA32DEMO_RUN_INJECT_BUS_ERROR		0x2 /* device fault */
+#define DMA32DEMO_RUN_INJECT_STALL		0x4 /* device hangs */
+#define DMA32DEMO_RUN_FLAGS_ALL			0x7u
+
+/* Limits of one request */
+#define DMA32DEMO_MAX_COUNT			4096
+
+/* struct dma32demo_info.irq_mode */
+#define DMA32DEMO_IRQ_MSI			1
+#define DMA32DEMO_IRQ_INTX			2
+
+/* struct dma32demo_info.flags */
+#define DMA32DEMO_INFO_ALLOW_UNSAFE		0x1
+#define DMA32DEMO_INFO_SWIOTLB_ACTIVE		0x2
+#define DMA32DEMO_INFO_MASK_FORCED		0x4
+#define DMA32DEMO_INFO_COHERENT_MASK_FORCED	0x8
+
+/* Indices of struct dma32demo_result.zone_pages */
+#define DMA32DEMO_ZONE_DMA			0 /* below 16 MiB */
+#define DMA32DEMO_ZONE_DMA32			1 /* below 4 GiB */
+#define DMA32DEMO_ZONE_NORMAL			2
+#define DMA32DEMO_ZONE_OTHER			3 /* movable, device, ... */
+#define DMA32DEMO_NR_ZONES			4
+
+struct dma32demo_info {
+	__u32 id;		/* ID register (magic) */
+	__u32 version;		/* major << 16 | minor */
+	__u32 dma_bits;		/* data address bits the device advertises */
+	__u32 ring_bits;	/* ring address bits the device advertises */
+	__u32 max_xfer;		/* max bytes per request buffer */
+	__u32 max_ring;		/* max ring entries of the device */
+	__u32 features;		/* device FEATURES register */
+	__u32 ring_entries;	/* ring entries the driver uses */
+	__u32 dma_mask_bits;	/* streaming DMA mask in effect */
+	__u32 coherent_mask_bits; /* coherent DMA mask in effect */
+	__u32 irq_mode;		/* DMA32DEMO_IRQ_* */
+	__u32 flags;		/* DMA32DEMO_INFO_* */
+	__u32 timeout_ms;	/* completion timeout */
+	__u32 pad;
+	__u64 ring_dma;		/* bus address of the ring */
+	__u64 swiotlb_start;	/* physical range of the swiotlb pool, */
+	__u64 swiotlb_end;	/* or 0, 0 if there is none */
+	char pci_name[32];	/* e.g. "0000:00:03.0" */
+	__u64 reserved[4];
+};
+
+/*
+ * What a request did. Filled in (and copied back) whenever the request
+ * got past argument validation, also when it failed: then error is the
+ * positive errno that the ioctl also returns.
+ */
+struct dma32demo_result {
+	__s32 error;		/* 0 or a positive errno */
+	__u32 dev_status;	/* device status of the first failed transfer */
+	__u64 buffers;		/* buffers allocated (count, x2 for copy) */
+	__u64 buffers_verified;	/* buffers whose data checked out */
+	__u64 descriptors;	/* descriptors handed to the device */
+	__u64 transfers;	/* descriptors the device completed OK */
+	__u64 bytes;		/* bytes moved by those transfers */
+	__u64 ns;		/* whole request: allocate .. verify .. free */
+	__u64 dma_ns;		/* first doorbell .. last completion */
+	__u64 mappings;		/* DMA segments handed to the device */
+	__u64 mappings_above_4g; /* segments whose CPU memory is >= 4 GiB */
+	__u64 bounced;		/* segments whose DMA address is in swiotlb */
+	__u64 bounced_bytes;
+	__u64 pages;		/* buffer pages */
+	__u64 pages_above_4g;
+	__u64 zone_pages[DMA32DEMO_NR_ZONES];
+	__u64 device_faults;	/* transfers the device failed */
+	__u64 fault_addr;	/* address of the first fault, from the ring */
+	__u64 latched_fault_addr; /* FAULT_ADDR register after the request */
+	__u32 fault_info;	/* FAULT_INFO register after the request */
+	__u32 timeouts;		/* completions that never came */
+	__u32 resets;		/* device resets done by this request */
+	__u32 device_crc;	/* CHECKSUM: last device result */
+	__u32 cpu_crc;		/* CHECKSUM: the CPU's value for it */
+	__u32 pad;
+	__u64 verify_errors;	/* bytes (fill, copy) or CRCs that differ */
+	__u64 first_bad_offset;	/* in the first bad buffer */
+	__u64 alloc_failures;	/* allocations or mappings that failed */
+	__u64 coherent_asked;	/* coherent bytes of the failed allocation */
+	__u64 coherent_held;	/* coherent bytes the driver held then */
+	__u64 reserved[4];
+};
+
+struct dma32demo_run {
+	/* In */
+	__u32 strategy;		/* DMA32DEMO_STRATEGY_* */
+	__u32 op;		/* DMA32DEMO_OP_* */
+	__u64 size;		/* bytes per buffer, 1 .. max_xfer */
+	__u64 count;		/* buffers, 1 .. DMA32DEMO_MAX_COUNT */
+	__u32 flags;		/* DMA32DEMO_RUN_* */
+	__u32 reserved0;
+	/*
+	 * USER strategy only (zero otherwise): a page-aligned buffer of
+	 * user_len == size * count bytes (twice that for COPY: the sources
+	 * first, then the destinations). Buffer i is at user_addr + i * size.
+	 */
+	__u64 user_addr;
+	__u64 user_len;
+	__u64 reserved1[2];
+	/* Out */
+	struct dma32demo_result result;
+};
+
+struct dma32demo_stats {
+	__u64 requests;
+	__u64 errors;		/* requests that failed */
+	__u64 transfers;
+	__u64 bytes;
+	__u64 mappings;
+	__u64 bounced_mappings;
+	__u64 bounced_bytes;
+	__u64 device_faults;
+	__u64 alloc_failures;
+	__u64 timeouts;
+	__u64 resets;
+	__u64 coherent_bytes_held; /* a gauge: not reset */
+	__u64 reserved[4];
+};
+
+#define DMA32DEMO_IOC_MAGIC	0xd3
+
+#define DMA32DEMO_IOC_INFO	_IOR(DMA32DEMO_IOC_MAGIC, 0, struct dma32demo_info)
+#define DMA32DEMO_IOC_RUN	_IOWR(DMA32DEMO_IOC_MAGIC, 1, struct dma32demo_run)
+#define DMA32DEMO_IOC_STATS	_IOR(DMA32DEMO_IOC_MAGIC, 2, struct dma32demo_stats)
+#define DMA32DEMO_IOC_RESET_STATS _IO(DMA32DEMO_IOC_MAGIC, 3)
+
+#endif /* _UAPI_LINUX_DMA32DEMO_H */
