@@ -77,7 +77,7 @@ expect "a hanging guest times out, naming the log" 124 \
 	"$run_guest" --timeout 5 --run 'sleep 600'
 expect "a kernel panic fails the run, naming the log" nonzero \
 	'kernel reported a problem \(console log: .*\.console\.log\)' \
-	"$run_guest" --append 'rdinit=/no-such-init' --run true
+	"$run_guest" --timeout 60 --append 'rdinit=/no-such-init init=/no-such-init' --run true
 expect "run-guest rejects an unknown option in one line" 1 \
 	"^run-guest: error: unknown option '--bogus'" "$run_guest" --bogus
 expect "run-guest rejects a bad --mem" 1 "^run-guest: error: --mem 'lots'" \

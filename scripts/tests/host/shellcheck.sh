@@ -14,6 +14,6 @@ for f in "${scripts[@]}"; do
 		echo "ok $n shellcheck $f"
 	else
 		echo "not ok $n shellcheck $f"
-		sed 's/^/# /' <<<"$out"
+		while IFS= read -r line; do echo "# $line"; done <<<"$out"
 	fi
 done
