@@ -1,0 +1,6 @@
+#!/bin/sh
+# The guest boots with -device dma32-demo,overflow=truncate (issue 3's acceptance).
+# run-guest: --device-props 'overflow=truncate'
+. "$(dirname "$0")/boot-check.sh.inc"
+boot_check 32 32 truncate
+exit 0
