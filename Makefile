@@ -19,6 +19,11 @@ MODULE    := driver/dma32demo.ko
 DMA32CTL  := $(B)/guest/dma32ctl
 INITRAMFS := $(B)/guest/initramfs.cpio
 SETUP     := $(B)/.setup-done
+# The debug kernel (KASAN, kmemleak, DMA-API debug, lockdep) that make test
+# boots, with the module built against it and its own initramfs.
+BZIMAGE_DEBUG   := $(B)/linux-debug/arch/x86/boot/bzImage
+MODULE_DEBUG    := $(B)/driver-debug/dma32demo.ko
+INITRAMFS_DEBUG := $(B)/guest-debug/initramfs.cpio
 
 REGS_H         := qemu-device/dma32-demo-regs.h
 KERNEL_PATCHES := $(sort $(wildcard kernel-patches/*.patch))
@@ -27,10 +32,11 @@ QEMU_SOURCES   := $(wildcard qemu-device/*.c qemu-device/*.h) \
 DRIVER_SOURCES := $(wildcard driver/*.c driver/*.h driver/uapi/*.h) driver/Kbuild $(REGS_H)
 GUEST_FILES    := $(wildcard */tests/guest/*) $(shell find guest-image/rootfs -type f)
 
-.PHONY: all setup kernel qemu guest demo test bench shell clean distclean
+.PHONY: all debug setup kernel qemu guest demo test bench shell clean distclean
 .DELETE_ON_ERROR:
 
 all: $(BZIMAGE) $(QEMU) $(INITRAMFS)
+debug: $(BZIMAGE_DEBUG) $(INITRAMFS_DEBUG)
 setup: $(SETUP)
 kernel: $(BZIMAGE)
 qemu: $(QEMU)
@@ -45,6 +51,11 @@ $(BZIMAGE): $(KERNEL_PATCHES) guest-image/kernel.config scripts/build-kernel scr
 	@scripts/build-kernel
 	@touch $@
 
+$(BZIMAGE_DEBUG): $(KERNEL_PATCHES) guest-image/kernel.config guest-image/kernel-debug.config \
+		  scripts/build-kernel scripts/lib.sh | $(SETUP)
+	@scripts/build-kernel --debug
+	@touch $@
+
 $(QEMU): $(QEMU_SOURCES) scripts/build-qemu scripts/lib.sh | $(SETUP)
 	@scripts/build-qemu
 	@touch $@
@@ -54,14 +65,24 @@ $(MODULE) $(DMA32CTL) &: $(DRIVER_SOURCES) driver/dma32ctl.c $(BZIMAGE) scripts/
 	@scripts/build-driver
 	@touch $(MODULE) $(DMA32CTL)
 
+$(MODULE_DEBUG): $(DRIVER_SOURCES) $(BZIMAGE_DEBUG) scripts/build-driver
+	@scripts/build-driver --debug
+	@touch $@
+
 $(INITRAMFS): $(MODULE) $(DMA32CTL) guest-image/init guest-image/build-initramfs $(GUEST_FILES) | $(SETUP)
 	@echo "==> initramfs ($@)"
+	@mkdir -p $(@D)
 	@guest-image/build-initramfs $@ --module $(MODULE) --tool $(DMA32CTL)
+
+$(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(DMA32CTL) guest-image/init guest-image/build-initramfs $(GUEST_FILES) | $(SETUP)
+	@echo "==> initramfs for the debug kernel ($@)"
+	@mkdir -p $(@D)
+	@guest-image/build-initramfs $@ --module $(MODULE_DEBUG) --tool $(DMA32CTL)
 
 demo: all
 	@scripts/demo
 
-test: all
+test: all debug
 	@scripts/run-tests
 
 bench: all

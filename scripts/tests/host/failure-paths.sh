@@ -64,7 +64,7 @@ cp -r "$top/driver" "$scratch/driver"
 rm -f "$scratch"/driver/*.o "$scratch"/driver/*.ko
 echo '#error deliberately broken by failure-paths.sh' >>"$scratch/driver/dma32demo.c"
 expect "a broken driver build fails naming the step and the log" nonzero \
-	"step 'build dma32demo.ko against the guest kernel' failed.*driver-build.log" \
+	"step 'build dma32demo.ko against the plain guest kernel' failed.*driver-plain-build.log" \
 	"$top/scripts/build-driver" "$scratch/driver"
 
 # run-guest: results, exit statuses, hangs, panics, bad options.
