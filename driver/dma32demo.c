@@ -849,6 +849,17 @@ static int d32_run_batch(struct d32_req *rq, struct d32_job *jobs,
 	return ret;
 }
 
+/* Did the device report a bus error for one of the first @n jobs? */
+static bool d32_bus_error_seen(const struct d32_req *rq, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (rq->jobs[i].status == DMA32_DEMO_ST_BUS_ERROR)
+			return true;
+	return false;
+}
+
 static int d32_run_jobs(struct d32_req *rq)
 {
 	struct d32_dev *dd = rq->dd;
@@ -889,11 +900,13 @@ static int d32_run_jobs(struct d32_req *rq)
 	}
 	/*
 	 * Reset on failure, so that the device is quiet before anything is
-	 * unmapped or freed, and to drop an injection nothing consumed.
+	 * unmapped or freed, and to drop an injection nothing consumed: an
+	 * address fault (unsafe-raw) is not a bus error and leaves an
+	 * injected one armed for the next request.
 	 */
 	if (ret || (rq->flags & DMA32DEMO_RUN_INJECT_STALL) ||
 	    ((rq->flags & DMA32DEMO_RUN_INJECT_BUS_ERROR) &&
-	     !res->device_faults)) {
+	     !d32_bus_error_seen(rq, done))) {
 		d32_hw_init(dd);
 		res->resets++;
 	}
@@ -1140,6 +1153,15 @@ static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
 		if (!r->user_addr)
 			return -EFAULT;
 		if (!PAGE_ALIGNED(r->user_addr) || r->user_len != total)
+			return -EINVAL;
+		/*
+		 * The destinations are mapped one by one for the device to
+		 * write: two must not share a cache line (the DMA API does
+		 * not support overlapping DMA_FROM_DEVICE mappings).
+		 */
+		if (r->op != DMA32DEMO_OP_CHECKSUM && r->count > 1 &&
+		    !IS_ALIGNED(r->size, max_t(u64, L1_CACHE_BYTES,
+					       dma_get_cache_alignment())))
 			return -EINVAL;
 		if (!access_ok(u64_to_user_ptr(r->user_addr), total))
 			return -EFAULT;
