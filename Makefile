@@ -15,6 +15,8 @@ B := build
 
 BZIMAGE   := $(B)/linux/arch/x86/boot/bzImage
 QEMU      := $(B)/qemu/build/qemu-system-x86_64
+# The same QEMU built with -fsanitize=address,undefined, for the device fuzzer.
+QEMU_SAN  := $(B)/qemu/build-san/qemu-system-x86_64
 MODULE    := driver/dma32demo.ko
 DMA32CTL  := $(B)/guest/dma32ctl
 INITRAMFS := $(B)/guest/initramfs.cpio
@@ -36,7 +38,7 @@ GUEST_FILES    := $(wildcard */tests/guest/*) $(shell find guest-image/rootfs -t
 .DELETE_ON_ERROR:
 
 all: $(BZIMAGE) $(QEMU) $(INITRAMFS)
-debug: $(BZIMAGE_DEBUG) $(INITRAMFS_DEBUG)
+debug: $(BZIMAGE_DEBUG) $(INITRAMFS_DEBUG) $(QEMU_SAN)
 setup: $(SETUP)
 kernel: $(BZIMAGE)
 qemu: $(QEMU)
@@ -58,6 +60,11 @@ $(BZIMAGE_DEBUG): $(KERNEL_PATCHES) guest-image/kernel.config guest-image/kernel
 
 $(QEMU): $(QEMU_SOURCES) scripts/build-qemu scripts/lib.sh | $(SETUP)
 	@scripts/build-qemu
+	@touch $@
+
+# After $(QEMU): both share the extracted, grafted tree.
+$(QEMU_SAN): $(QEMU_SOURCES) scripts/build-qemu scripts/lib.sh $(QEMU) | $(SETUP)
+	@scripts/build-qemu --sanitizers
 	@touch $@
 
 # One recipe makes both the module and the tool (a grouped target).

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The guest boots with -device dma32-demo,dma-bits=31 (issue 3's acceptance).
 # run-guest: --device-props 'dma-bits=31'
+# shellcheck source=qemu-device/tests/guest/boot-check.sh.inc
 . "$(dirname "$0")/boot-check.sh.inc"
 boot_check 31 32 fault
 exit 0

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The guest boots with -device dma32-demo,overflow=truncate (issue 3's acceptance).
 # run-guest: --device-props 'overflow=truncate'
+# shellcheck source=qemu-device/tests/guest/boot-check.sh.inc
 . "$(dirname "$0")/boot-check.sh.inc"
 boot_check 32 32 truncate
 exit 0
