@@ -6,15 +6,9 @@
 # the 6 GiB guest bounce with --strategy streaming.
 # run-guest: --mem 6G
 # shellcheck disable=SC2317 # helpers are called through check()
-n=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-nok() { n=$((n + 1)); echo "not ok $n $1 # $2"; }
-skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
-check() { d=$1; shift; if "$@"; then ok "$d"; else nok "$d" "failed: $*"; fi; }
-eq() { [ "$1" = "$2" ] || { echo "# got '$1', want '$2'"; return 1; }; }
-D=/sys/kernel/debug/swiotlb
+# shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
+. "$(dirname "$0")/ktap.sh.inc"
 C="io_tlb_bounced io_tlb_bounced_bytes_map io_tlb_bounced_bytes_sync io_tlb_full io_tlb_used_hiwater"
-c() { cat "$D/$1"; }
 # jsum KEY FILE: sum of the numeric KEY over all JSON objects in FILE
 jsum() {
 	awk -v k="\"$1\"" '{

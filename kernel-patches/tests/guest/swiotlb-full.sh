@@ -3,26 +3,8 @@
 # the minimum, one segment) a streaming request larger than the pool fails
 # and io_tlb_full counts the refused mappings; nothing stays mapped.
 # run-guest: --mem 6G --append 'swiotlb=128'
-# shellcheck disable=SC2317 # helpers are called through check()
-n=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-nok() { n=$((n + 1)); echo "not ok $n $1 # $2"; }
-skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
-check() { d=$1; shift; if "$@"; then ok "$d"; else nok "$d" "failed: $*"; fi; }
-eq() { [ "$1" = "$2" ] || { echo "# got '$1', want '$2'"; return 1; }; }
-D=/sys/kernel/debug/swiotlb
-c() { cat "$D/$1"; }
-
-# ctl ARGS...: dma32ctl with its output turned into KTAP diagnostics
-ctl() {
-	mkdir -p "${TMPDIR:-/tmp}"
-	o=${TMPDIR:-/tmp}/kp-ctl.$$
-	dma32ctl "$@" > "$o" 2>&1
-	r=$?
-	sed 's/^/# /' "$o"
-	rm -f "$o"
-	return "$r"
-}
+# shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
+. "$(dirname "$0")/ktap.sh.inc"
 
 echo "KTAP version 1"
 echo "1..5"
