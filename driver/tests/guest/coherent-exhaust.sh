@@ -6,15 +6,8 @@
 # dma32=off with a 32-bit mask): 64 x 1 MiB cannot fit. The request must
 # fail with ENOMEM, say how far it got, what it asked and what it held,
 # release everything, and the next request must work.
-out=/tmp/ktap.$$
-n=0
-: >"$out"
-ok() { n=$((n + 1)); echo "ok $n $1" >>"$out"; }
-nok() { n=$((n + 1)); echo "not ok $n $1 # $2" >>"$out"; }
-diag() { echo "# $*" >>"$out"; }
-check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "$3"; fi; }
-jget() { printf '%s\n' "$2" | sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p"; }
-finish() { echo "KTAP version 1"; echo "1..$n"; cat "$out"; rm -f "$out"; exit 0; }
+# shellcheck source=driver/tests/guest/ktap.sh.inc
+. "$(dirname "$0")/ktap.sh.inc"
 
 if [ ! -c /dev/dma32demo0 ]; then
 	nok "probe creates /dev/dma32demo0" "missing"

@@ -20,15 +20,8 @@
 #   the unconsumed injection must not fail the next request (a driver bug
 #   the fuzzer found: the injection stayed armed).
 # - the sysfs counters equal the sums of what the requests reported.
-out=/tmp/ktap.$$
-n=0
-: >"$out"
-ok() { n=$((n + 1)); echo "ok $n $1" >>"$out"; }
-nok() { n=$((n + 1)); echo "not ok $n $1 # $2" >>"$out"; }
-diag() { echo "# $*" >>"$out"; }
-check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "$3"; fi; }
-jget() { printf '%s\n' "$2" | sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p"; }
-finish() { echo "KTAP version 1"; echo "1..$n"; cat "$out"; rm -f "$out"; exit 0; }
+# shellcheck source=driver/tests/guest/ktap.sh.inc
+. "$(dirname "$0")/ktap.sh.inc"
 D=/sys/kernel/debug/swiotlb
 s_faults=0 s_timeouts=0 s_resets=0 s_alloc=0
 add() {
@@ -139,13 +132,7 @@ else
 	check "unsafe-raw address fault ($e) with a bus error injected: the next request works" $rc "$j"
 fi
 
-mism=
-for pair in device_faults:$s_faults timeouts:$s_timeouts resets:$s_resets alloc_failures:$s_alloc; do
-	name=${pair%%:*}
-	want=${pair#*:}
-	got=$(cat "$sysdir/$name")
-	[ "$got" = "$want" ] || mism="$mism $name=$got(sum $want)"
-done
+mism=$(stats_mismatch device_faults:$s_faults timeouts:$s_timeouts resets:$s_resets alloc_failures:$s_alloc)
 [ -z "$mism" ]
 check "sysfs device_faults $s_faults, timeouts $s_timeouts, resets $s_resets, alloc_failures $s_alloc == the sums" $? "$mism"
 used=$(cat $D/io_tlb_used 2>/dev/null || echo 0)

@@ -4,15 +4,8 @@
 # dma32demo behind an IOMMU: DMA addresses are IOVAs the IOMMU places below
 # the device's 32-bit limit, so every strategy works, nothing bounces, and
 # even buffers whose pages are above 4 GiB reach the device.
-out=/tmp/ktap.$$
-n=0
-: >"$out"
-ok() { n=$((n + 1)); echo "ok $n $1" >>"$out"; }
-nok() { n=$((n + 1)); echo "not ok $n $1 # $2" >>"$out"; }
-diag() { echo "# $*" >>"$out"; }
-check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "$3"; fi; }
-jget() { printf '%s\n' "$2" | sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p"; }
-finish() { echo "KTAP version 1"; echo "1..$n"; cat "$out"; rm -f "$out"; exit 0; }
+# shellcheck source=driver/tests/guest/ktap.sh.inc
+. "$(dirname "$0")/ktap.sh.inc"
 
 if [ ! -c /dev/dma32demo0 ]; then
 	nok "probe creates /dev/dma32demo0" "missing"

@@ -4,15 +4,8 @@
 # dma32demo: 20 load/use/unload cycles (alternating MSI and INTx) leak
 # nothing; the module cannot be unloaded while /dev/dma32demo0 is open; an
 # unbind with the file open is safe and a rebind works.
-out=/tmp/ktap.$$
-n=0
-: >"$out"
-ok() { n=$((n + 1)); echo "ok $n $1" >>"$out"; }
-nok() { n=$((n + 1)); echo "not ok $n $1 # $2" >>"$out"; }
-diag() { echo "# $*" >>"$out"; }
-check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "$3"; fi; }
-jget() { printf '%s\n' "$2" | sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p"; }
-finish() { echo "KTAP version 1"; echo "1..$n"; cat "$out"; rm -f "$out"; exit 0; }
+# shellcheck source=driver/tests/guest/ktap.sh.inc
+. "$(dirname "$0")/ktap.sh.inc"
 ko=/lib/modules/dma32demo.ko
 meminfo() {
 	sync

@@ -5,15 +5,8 @@
 # (dma-bits=32, 6 GiB guest: ordinary pages mostly above 4 GiB), where the
 # bounces are, unsafe-raw faulting cleanly above 4 GiB, the sysfs counters
 # against the sum of the requests, and two processes at once.
-out=/tmp/ktap.$$
-n=0
-: >"$out"
-ok() { n=$((n + 1)); echo "ok $n $1" >>"$out"; }
-nok() { n=$((n + 1)); echo "not ok $n $1 # $2" >>"$out"; }
-diag() { echo "# $*" >>"$out"; }
-check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "$3"; fi; }
-jget() { printf '%s\n' "$2" | sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p"; }
-finish() { echo "KTAP version 1"; echo "1..$n"; cat "$out"; rm -f "$out"; exit 0; }
+# shellcheck source=driver/tests/guest/ktap.sh.inc
+. "$(dirname "$0")/ktap.sh.inc"
 
 dev=/dev/dma32demo0
 if [ ! -c $dev ]; then
@@ -102,14 +95,8 @@ add "$j"
 check "a request after device faults works" $rc "$j"
 
 # The sysfs counters are the sum of the requests
-mism=
-for pair in requests:$s_req transfers:$s_transfers bytes:$s_bytes mappings:$s_mappings \
-	bounced_mappings:$s_bounced bounced_bytes:$s_bbytes device_faults:$s_faults; do
-	name=${pair%%:*}
-	want=${pair#*:}
-	got=$(cat "$sysdir/$name")
-	[ "$got" = "$want" ] || mism="$mism $name=$got(sum $want)"
-done
+mism=$(stats_mismatch requests:$s_req transfers:$s_transfers bytes:$s_bytes mappings:$s_mappings \
+	bounced_mappings:$s_bounced bounced_bytes:$s_bbytes device_faults:$s_faults)
 [ -z "$mism" ]
 check "sysfs stats == sum of the $s_req requests" $? "$mism"
 diag "sysfs: transfers=$s_transfers bytes=$s_bytes mappings=$s_mappings bounced=$s_bounced bounced_bytes=$s_bbytes faults=$s_faults"
@@ -129,10 +116,7 @@ st=$(dma32ctl stats --json)
 	[ "$(jget alloc_failures "$st")" = "$(cat "$sysdir/alloc_failures")" ]
 check "STATS ioctl agrees with sysfs" $? "$st"
 
-ring=$(($(jget ring_entries "$(dma32ctl info --json)") * 64))
-held=$(cat "$sysdir/coherent_bytes_held")
-[ "$held" = "$ring" ]
-check "coherent_bytes_held is back to the ring ($ring bytes)" $? "held=$held"
+check_only_ring_held
 
 # Two processes at once, different strategies, both verified
 dma32ctl run --strategy streaming --op copy --size 512K --count 4 --verify --json >/tmp/a.json 2>&1 &
