@@ -3,8 +3,12 @@
 #   make demo    set up the host, build, run the reviewer's demo
 #   make test    set up the host, build, run every test (host and guest)
 #   make bench   benchmarks (ratios measured in one run)
+#   make fuzz    the two fuzzers' long mode (FUZZ_SECONDS=600 each, FUZZ_SEED=)
 #   make shell   a busybox shell in the guest
 #   make clean   remove build/ (keeps the downloaded QEMU source)
+#
+#   make test ONLY=REGEX   only the suites whose name (driver/guest/fuzz,
+#                          qemu-device/qtest, ...) matches REGEX
 #
 # Each output knows its real inputs: a second `make test` with nothing
 # changed rebuilds nothing; touching a driver file rebuilds the module and
@@ -34,8 +38,26 @@ QEMU_SOURCES   := $(wildcard qemu-device/*.c qemu-device/*.h) \
 DRIVER_SOURCES := $(wildcard driver/*.c driver/*.h driver/uapi/*.h) driver/Kbuild $(REGS_H)
 GUEST_FILES    := $(wildcard */tests/guest/*) $(shell find guest-image/rootfs -type f)
 
-.PHONY: all debug setup kernel qemu guest demo test bench shell clean distclean
+.PHONY: all debug setup kernel qemu guest demo test bench fuzz shell clean distclean
 .DELETE_ON_ERROR:
+
+# Bad goals and missing checked-in files stop make with one clear line,
+# before anything runs.
+GOALS := all debug setup kernel qemu guest demo test bench fuzz shell clean distclean
+unknown_goals := $(foreach g,$(MAKECMDGOALS),$(if $(findstring /,$(g)),,$(g)))
+unknown_goals := $(filter-out $(GOALS),$(unknown_goals))
+ifneq ($(unknown_goals),)
+$(error unknown target '$(firstword $(unknown_goals))': use one of $(GOALS))
+endif
+CHECKED_IN := $(REGS_H) $(QEMU_SOURCES) driver/dma32demo.c driver/dma32ctl.c \
+	driver/uapi/dma32demo.h driver/Kbuild guest-image/kernel.config \
+	guest-image/kernel-debug.config guest-image/init guest-image/build-initramfs \
+	$(addprefix scripts/,setup-host lib.sh build-kernel build-qemu build-driver \
+	run-guest run-tests demo bench fuzz)
+missing := $(filter-out $(wildcard $(CHECKED_IN)),$(CHECKED_IN))
+ifneq ($(missing),)
+$(error checked-in file '$(firstword $(missing))' is missing: 'git checkout -- $(firstword $(missing))' restores it)
+endif
 
 all: $(BZIMAGE) $(QEMU) $(INITRAMFS)
 debug: $(BZIMAGE_DEBUG) $(INITRAMFS_DEBUG) $(QEMU_SAN)
@@ -90,10 +112,13 @@ demo: all
 	@scripts/demo
 
 test: all debug
-	@scripts/run-tests
+	@scripts/run-tests $${ONLY:+--only "$$ONLY"}
 
 bench: all
 	@scripts/bench
+
+fuzz: debug
+	@scripts/fuzz $${FUZZ_SECONDS:+--seconds "$$FUZZ_SECONDS"} $${FUZZ_SEED:+--seed "$$FUZZ_SEED"}
 
 shell: all
 	@scripts/run-guest --interactive

@@ -821,7 +821,10 @@ static int cmd_selftest(void)
  * fuzz (hidden): random ioctls on the device and random data into its sysfs
  * files, with a fixed seed, for tests/guest/fuzz.sh.
  *
- *   dma32ctl fuzz [--seed S] [--calls N] [--sysfs-every K]
+ *   dma32ctl fuzz [--seed S] [--calls N] [--seconds T] [--sysfs-every K]
+ *
+ * It makes at least N ioctl calls and, with --seconds, keeps going until T
+ * seconds have passed too: the time-bounded mode for long runs.
  *
  * Every RUN gets random fields (valid and invalid strategies, ops, flags,
  * sizes, counts, reserved fields, user pointers and lengths) and an
@@ -1679,7 +1682,9 @@ static void fz_final_stats(const char *statsdir)
 static int cmd_fuzz(int argc, char **argv)
 {
 	unsigned long calls = 10000, sysfs_every = 20, i;
-	__u64 seed = 1;
+	__u64 seed = 1, seconds = 0;
+	struct timespec t0, t;
+	bool more_time = false;
 	char dir[256], val[32];
 	int k;
 
@@ -1690,6 +1695,8 @@ static int cmd_fuzz(int argc, char **argv)
 			seed = parse_size("--seed", argv[++k]);
 		else if (!strcmp(argv[k], "--calls"))
 			calls = parse_size("--calls", argv[++k]);
+		else if (!strcmp(argv[k], "--seconds"))
+			seconds = parse_size("--seconds", argv[++k]);
 		else if (!strcmp(argv[k], "--sysfs-every"))
 			sysfs_every = parse_size("--sysfs-every", argv[++k]);
 		else if (!strcmp(argv[k], "--device"))
@@ -1729,8 +1736,14 @@ static int cmd_fuzz(int argc, char **argv)
 		if (strstr(fz_files[k], "/resource") || strstr(fz_files[k], "/rom"))
 			fz_writable[k] = false;
 
-	/* @calls ioctls; the sysfs accesses come on top */
-	for (i = 0; fz.calls < calls; i++) {
+	/* @calls ioctls (and @seconds); the sysfs accesses come on top */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	more_time = seconds > 0;
+	for (i = 0; fz.calls < calls || more_time; i++) {
+		if (more_time && i % 64 == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			more_time = (__u64)(t.tv_sec - t0.tv_sec) < seconds;
+		}
 		fz_call = i;
 		if (fz_nfiles && sysfs_every && fz_below(sysfs_every) == 0)
 			fz_sysfs();
@@ -1752,8 +1765,11 @@ static int cmd_fuzz(int argc, char **argv)
 	fz_final_stats(dir);
 	close(fz_fd);
 
-	printf("fuzz: seed %llu calls %lu ok %lu runs %lu ran %lu run_ok %lu",
-	       (unsigned long long)seed, fz.calls, fz.ok, fz.runs, fz.runs_ran,
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	printf("fuzz: seed %llu seconds %lld calls %lu ok %lu",
+	       (unsigned long long)seed, (long long)(t.tv_sec - t0.tv_sec),
+	       fz.calls, fz.ok);
+	printf(" runs %lu ran %lu run_ok %lu", fz.runs, fz.runs_ran,
 	       fz.runs_ok);
 	printf(" verified %lu bytes_verified %llu sysfs_files %d", fz.verified,
 	       fz.bytes_verified, fz_nfiles);

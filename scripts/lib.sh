@@ -32,3 +32,14 @@ step() {
 	fi
 	printf '    %s done in %ss\n' "$name" "$(($(date +%s) - start))"
 }
+
+# suite_guest_args FILE: the run-guest options a guest suite asks for in its
+# '# run-guest: ...' header lines, into the array suite_args.
+suite_guest_args() {
+	local line
+	# shellcheck disable=SC2034 # read by the caller
+	suite_args=()
+	while read -r line; do
+		eval "suite_args+=(${line#\# run-guest:})"
+	done < <(grep -E '^# run-guest:' "$1" || true)
+}

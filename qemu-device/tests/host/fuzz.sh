@@ -17,4 +17,7 @@ export DMA32_DEMO_FUZZ_OPS=${DMA32_DEMO_FUZZ_OPS:-1000000}
 # else a sanitizer finds stops the run.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 echo "# fuzzing dma32-demo: $DMA32_DEMO_FUZZ_OPS operations, sanitizers on"
-QTEST_QEMU_BINARY=./qemu-system-x86_64 timeout 1200 ./tests/qtest/dma32-demo-test --tap -p /x86_64/dma32-demo/random
+# 1M operations take about 100 s; the long mode adds its own seconds.
+seconds=${DMA32_DEMO_FUZZ_SECONDS:-0}
+[[ $seconds =~ ^[0-9]+$ ]] || { echo "Bail out! DMA32_DEMO_FUZZ_SECONDS='$seconds' is not a number of seconds"; exit 1; }
+QTEST_QEMU_BINARY=./qemu-system-x86_64 timeout $((1200 + seconds)) ./tests/qtest/dma32-demo-test --tap -p /x86_64/dma32-demo/random
