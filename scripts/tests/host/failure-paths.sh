@@ -37,8 +37,23 @@ stdout_is() {
 	fi
 }
 
+# one_line_error DESCRIPTION STDERR_REGEX COMMAND...: the command fails
+# with exactly one line on stderr, matching the regex.
+one_line_error() {
+	local desc=$1 regex=$2 rc=0 lines
+	shift 2
+	n=$((n + 1))
+	"$@" >"$scratch/out" 2>"$scratch/err" </dev/null || rc=$?
+	lines=$(wc -l <"$scratch/err")
+	if ((rc != 0 && lines == 1)) && grep -qE -- "$regex" "$scratch/err"; then
+		echo "ok $n $desc"
+	else
+		echo "not ok $n $desc # exit $rc, $lines stderr lines: $(head -c 300 "$scratch/err" | tr '\n' ' ')"
+	fi
+}
+
 echo "KTAP version 1"
-echo "1..12"
+echo "1..19"
 
 # A kernel patch that does not apply: the build stops and names it.
 mkdir -p "$scratch/patches"
@@ -87,3 +102,42 @@ expect "run-guest rejects a missing kernel" 1 "^run-guest: error: kernel /no/suc
 expect "run-guest needs something to do" 1 "^run-guest: error: nothing to do" "$run_guest"
 expect "build-kernel rejects an unknown option" 1 "^build-kernel: error: unknown option" \
 	"$top/scripts/build-kernel" --bogus
+
+# The Makefile and the other commands: one clear line for bad input.
+one_line_error "make rejects an unknown target in one line" \
+	"unknown target 'bogus': use one of .*demo test" env -u MAKEFLAGS -u MAKELEVEL make -s -C "$top" bogus
+mkdir -p "$scratch/tree"
+(cd "$top" && git ls-files -z | cpio -0 -pdm --quiet "$scratch/tree")
+rm "$scratch/tree/scripts/bench"
+one_line_error "make names a missing checked-in file in one line" \
+	"checked-in file 'scripts/bench' is missing: 'git checkout -- scripts/bench'" \
+	env -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/tree" -n demo
+one_line_error "run-tests rejects a bad --only regex in one line" \
+	"^run-tests: error: --only '\[' is not a valid regular expression" "$top/scripts/run-tests" --only '['
+one_line_error "run-tests says when --only matches no suite" \
+	"^run-tests: error: no test suite matches --only 'no-such-suite'" \
+	"$top/scripts/run-tests" --only no-such-suite
+one_line_error "fuzz rejects a bad --seconds in one line" \
+	"^fuzz: error: --seconds needs a positive number of seconds, got 'soon'" \
+	"$top/scripts/fuzz" --seconds soon
+one_line_error "fuzz rejects an unknown option in one line" \
+	"^fuzz: error: unknown option '--bogus'" "$top/scripts/fuzz" --bogus
+
+# A run-guest stopped by a signal (Ctrl-C, a killed test run) takes its
+# QEMU with it.
+n=$((n + 1))
+"$run_guest" --log failure-paths-sigterm --timeout 120 --run 'sleep 600' >/dev/null 2>&1 &
+guest=$!
+qemu_running() { pgrep -f -- "failure-paths-sigterm.console.log" >/dev/null; }
+for _ in $(seq 100); do qemu_running && break; sleep 0.1; done
+started=$(qemu_running && echo yes || echo no)
+kill -TERM "$guest"
+rc=0
+wait "$guest" || rc=$?
+for _ in $(seq 100); do qemu_running || break; sleep 0.1; done
+if [[ $started == yes ]] && ! qemu_running && ((rc != 0)); then
+	echo "ok $n run-guest killed by SIGTERM stops its QEMU"
+else
+	echo "not ok $n run-guest killed by SIGTERM stops its QEMU # QEMU started: $started, run-guest exit $rc, QEMU left: $(qemu_running && echo yes || echo no)"
+	pkill -f -- "failure-paths-sigterm.console.log" || true
+fi
