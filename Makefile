@@ -30,6 +30,10 @@ SETUP     := $(B)/.setup-done
 BZIMAGE_DEBUG   := $(B)/linux-debug/arch/x86/boot/bzImage
 MODULE_DEBUG    := $(B)/driver-debug/dma32demo.ko
 INITRAMFS_DEBUG := $(B)/guest-debug/initramfs.cpio
+# The checkers' test modules, built with the debug kernel, which misbehave
+# on purpose (a leak, KASAN reports) for guest-image/tests/host/debug-checkers.sh.
+CHECKER_MODULES := $(B)/linux-debug/samples/kmemleak/kmemleak-test.ko \
+		   $(B)/linux-debug/mm/kasan/kasan_test_module.ko
 
 REGS_H         := qemu-device/dma32-demo-regs.h
 KERNEL_PATCHES := $(sort $(wildcard kernel-patches/*.patch))
@@ -103,10 +107,12 @@ $(INITRAMFS): $(MODULE) $(DMA32CTL) guest-image/init guest-image/build-initramfs
 	@mkdir -p $(@D)
 	@guest-image/build-initramfs $@ --module $(MODULE) --tool $(DMA32CTL)
 
-$(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(DMA32CTL) guest-image/init guest-image/build-initramfs $(GUEST_FILES) | $(SETUP)
+$(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(DMA32CTL) $(BZIMAGE_DEBUG) guest-image/init \
+		    guest-image/build-initramfs $(GUEST_FILES) | $(SETUP)
 	@echo "==> initramfs for the debug kernel ($@)"
 	@mkdir -p $(@D)
-	@guest-image/build-initramfs $@ --module $(MODULE_DEBUG) --tool $(DMA32CTL)
+	@guest-image/build-initramfs $@ --module $(MODULE_DEBUG) --tool $(DMA32CTL) \
+		$(addprefix --extra-module ,$(CHECKER_MODULES))
 
 demo: all
 	@scripts/demo

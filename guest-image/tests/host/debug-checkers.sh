@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The debug kernel's checkers catch what they are there to catch, and a
+# catch fails the run: the kernel's own test modules misbehave on purpose
+# (samples/kmemleak's kmemleak-test leaks on load; mm/kasan's
+# kasan_test_module makes out-of-bounds and use-after-free accesses), and
+# run-guest must fail, naming the report. Without this, a green debug-kernel
+# run could mean a checker that never fires (init once ran kmemleak's scan
+# once, which reports nothing new: see guest-image/init).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+build=${DMA32_BUILD:-$top/build}
+scratch=$(mktemp -d "$build/debug-checkers.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export DMA32_LOGS=$scratch/logs
+debug=(--kernel "$build/linux-debug/arch/x86/boot/bzImage"
+	--initramfs "$build/guest-debug/initramfs.cpio" --timeout 600)
+
+echo "KTAP version 1"
+echo "1..2"
+n=0
+# caught DESCRIPTION REPORT_REGEX GUEST_COMMAND [RUN_GUEST_OPTION...]:
+# run-guest on the debug kernel fails, saying the kernel reported a
+# problem, with REPORT_REGEX in the excerpt it prints.
+caught() {
+	local desc=$1 regex=$2 cmd=$3 rc=0
+	shift 3
+	n=$((n + 1))
+	"$top/scripts/run-guest" --log "checker-$n" "${debug[@]}" "$@" --run "$cmd" \
+		>"$scratch/out" 2>"$scratch/err" </dev/null || rc=$?
+	if ((rc != 0)) && grep -q 'kernel reported a problem' "$scratch/err" &&
+		grep -qE -- "$regex" "$scratch/err"; then
+		echo "ok $n $desc"
+	else
+		echo "not ok $n $desc # exit $rc"
+		sed 's/^/# /' "$scratch/err" "$scratch/out" | head -n 20
+	fi
+}
+
+caught "a leak (kmemleak-test.ko) fails the run with kmemleak's report" \
+	'unreferenced object' \
+	'insmod /lib/modules/kmemleak-test.ko && rmmod kmemleak-test' \
+	--append 'panic_on_warn=1'
+# Its copy_to_user() cases first trip the usercopy size check, a WARNING
+# (which panic_on_warn=1 would turn into a panic before KASAN speaks):
+# those are allowed here, so that only KASAN's reports can fail the run.
+caught "out-of-bounds and use-after-free accesses (kasan_test_module.ko) fail the run with KASAN's reports" \
+	'BUG: KASAN: (slab-out-of-bounds|use-after-free)' \
+	'insmod /lib/modules/kasan_test_module.ko; true' \
+	--allow-log 'WARNING: CPU: [0-9]+ PID: [0-9]+ at mm/maccess.c:[0-9]+ __copy_overflow|---\[ end trace'
