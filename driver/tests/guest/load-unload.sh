@@ -50,8 +50,12 @@ else
 	# Flat to the kB in practice; a leaked ring is 16 KiB a cycle, the
 	# device structure 1 KiB, a buffer 1 MiB: 14 cycles show any of them
 	# (SUnreclaim moves in 4 KiB slab pages: allow 3).
-	[ $(($1 - $3)) -lt 128 ] && [ $(($4 - $2)) -lt 16 ]
-	check "no leak over cycles 7..20 (MemFree -$(($1 - $3)) kB, SUnreclaim +$(($4 - $2)) kB)" $? "$m1 -> $m2"
+	if debug_kernel; then
+		ok "no leak over cycles 7..20 # SKIP debug kernel: free memory is no measure there; kmemleak judges leaks at the end of the run"
+	else
+		[ $(($1 - $3)) -lt 128 ] && [ $(($4 - $2)) -lt 16 ]
+		check "no leak over cycles 7..20 (MemFree -$(($1 - $3)) kB, SUnreclaim +$(($4 - $2)) kB)" $? "$m1 -> $m2"
+	fi
 fi
 
 insmod $ko use_msi=0
