@@ -10,6 +10,21 @@ export DMA32_TOP DMA32_BUILD DMA32_LOGS
 # rebuild from a fresh clone on a machine that built before is quick.
 export CCACHE_BASEDIR=$DMA32_TOP CCACHE_NOHASHDIR=1
 
+# Every failure that ends a script says where: the script, the line and the
+# command, on stderr (errtrace carries the trap into functions). Failures a
+# script handles itself (if, while, ||, &&, !) do not fire it, nor does die,
+# which says why on its own; a failure inside a subshell or command
+# substitution is reported once, by the shell that it ends.
+set -o errtrace
+dma32_on_error() {
+	local rc=$1 line=$2 cmd=$3
+	((BASH_SUBSHELL == 0)) || return "$rc"
+	printf '%s: error: line %s: '\''%s'\'' failed (exit %s)\n' \
+		"${BASH_SOURCE[1]##*/}" "$line" "$cmd" "$rc" >&2
+	return "$rc"
+}
+trap 'dma32_on_error $? $LINENO "$BASH_COMMAND"' ERR
+
 # die MESSAGE: one clear line on stderr, then exit 1.
 die() {
 	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
