@@ -1,5 +1,6 @@
 #!/bin/sh
-# The guest boots with -device dma32-demo,dma-bits=31 (issue 3's acceptance).
+# The guest boots with -device dma32-demo,dma-bits=31: the driver binds and
+# moves verified data in this configuration.
 # run-guest: --device-props 'dma-bits=31'
 # shellcheck source=qemu-device/tests/guest/boot-check.sh.inc
 . "$(dirname "$0")/boot-check.sh.inc"
