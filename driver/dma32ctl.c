@@ -6,6 +6,7 @@
  *   dma32ctl [--device DEV] run --strategy S --op O --size N[K|M|G]
  *                               [--count K] [--verify] [--json]
  *                               [--inject stall|bus-error]
+ *                               [--counter FILE]...
  *   dma32ctl [--device DEV] stats [--json]
  *   dma32ctl [--device DEV] reset
  *
@@ -16,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -73,7 +75,9 @@ static void print_help(FILE *f)
 		"usage: dma32ctl [--device DEV] COMMAND [OPTIONS]\n"
 		"  info  [--json]            device capabilities and driver settings\n"
 		"  run   --strategy S --op O --size N[K|M|G] [--count K] [--verify]\n"
-		"        [--json] [--inject stall|bus-error]\n"
+		"        [--json] [--inject stall|bus-error] [--counter FILE]...\n"
+		"        --counter: a kernel counter file read right before and\n"
+		"        after the request, reported in the JSON (null if absent)\n"
 		"        strategies: coherent streaming streaming-dma32 user unsafe-raw\n"
 		"        ops: fill checksum copy\n"
 		"  stats [--json]            driver counters\n"
@@ -359,12 +363,113 @@ static int cmd_reset(void)
 
 /* run */
 
+/*
+ * A kernel counter (one decimal number in a file, e.g. swiotlb's debugfs
+ * files) read right before and right after the request, so that its delta
+ * belongs to this request alone. A file that is missing or holds no
+ * number reads as "not there": null in the JSON, never 0.
+ */
+#define MAX_COUNTERS 16
+
+struct counter {
+	const char *path;
+	bool have_before, have_after;
+	__u64 before, after;
+};
+
+static bool read_counter(const char *path, __u64 *v)
+{
+	char buf[32], *end;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	errno = 0;
+	*v = strtoull(buf, &end, 10);
+	return !errno && end != buf && (*end == '\n' || *end == '\0') &&
+	       buf[0] >= '0' && buf[0] <= '9';
+}
+
+/* Free pages of one zone (summed over nodes) from /proc/zoneinfo */
+static bool zone_free_pages(const char *zone, __u64 *v)
+{
+	char line[256], name[32];
+	bool in_zone = false, found = false;
+	unsigned long long free;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	if (!f)
+		return false;
+	*v = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %*d, zone %31s", name) == 1) {
+			in_zone = !strcmp(name, zone);
+			continue;
+		}
+		if (in_zone && sscanf(line, " pages free %llu", &free) == 1) {
+			*v += free;
+			found = true;
+			in_zone = false;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 struct run_opts {
 	int strategy, op;
 	__u64 size, count;
 	__u32 flags;
 	bool json;
+	struct counter counters[MAX_COUNTERS + 1];	/* + ZONE_DMA free */
+	int nr_counters;
 };
+
+static void sample_counters(struct run_opts *o, bool after)
+{
+	struct counter *c;
+	bool *have;
+	__u64 *v;
+
+	for (c = o->counters; c < o->counters + o->nr_counters; c++) {
+		have = after ? &c->have_after : &c->have_before;
+		v = after ? &c->after : &c->before;
+		if (c->path[0] == '/')
+			*have = read_counter(c->path, v);
+		else	/* "zone:DMA": that zone's free pages */
+			*have = zone_free_pages(c->path + 5, v);
+	}
+}
+
+static void j_maybe(const char *k, bool have, __u64 v)
+{
+	if (have)
+		j_u64(k, v);
+	else
+		j_str(k, NULL);
+}
+
+/* "counters": {"FILE": {"before": N, "after": N}, ...} */
+static void print_counters(const struct run_opts *o)
+{
+	const struct counter *c;
+
+	j_obj("counters");
+	for (c = o->counters; c < o->counters + o->nr_counters; c++) {
+		j_obj(c->path);
+		j_maybe("before", c->have_before, c->before);
+		j_maybe("after", c->have_after, c->after);
+		j_obj_end();
+	}
+	j_obj_end();
+}
 
 static void fill_pattern(__u8 *p, size_t len, __u64 seed)
 {
@@ -425,6 +530,7 @@ static void print_json(const struct run_opts *o,
 	j_u64("alloc_failures", r->alloc_failures);
 	j_u64("coherent_asked", r->coherent_asked);
 	j_u64("coherent_held", r->coherent_held);
+	print_counters(o);
 	j_end();
 }
 
@@ -496,50 +602,80 @@ static int cmd_run(int argc, char **argv)
 	__u64 user_bad = 0, total = 0;
 	__u8 *ubuf = NULL;
 	bool have_size = false;
-	int i, fd, ret, err;
+	int fd, ret, err;
 
-	for (i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+	static const struct option opts[] = {
+		{ "strategy", required_argument, NULL, 's' },
+		{ "op", required_argument, NULL, 'o' },
+		{ "size", required_argument, NULL, 'S' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "verify", no_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "inject", required_argument, NULL, 'i' },
+		{ "counter", required_argument, NULL, 'k' },
+		{ "device", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
 
-		if (!strcmp(a, "--verify")) {
-			o.flags |= DMA32DEMO_RUN_VERIFY;
-			continue;
-		}
-		if (!strcmp(a, "--json")) {
-			o.json = true;
-			continue;
-		}
-		if (!strcmp(a, "--device") && v) {
-			device_path = v;
-			i++;
-			continue;
-		}
-		if (strcmp(a, "--strategy") && strcmp(a, "--op") &&
-		    strcmp(a, "--size") && strcmp(a, "--count") &&
-		    strcmp(a, "--inject"))
-			die("run: unknown option '%s' (see dma32ctl --help)", a);
-		if (!v)
-			die("run: %s needs a value", a);
-		i++;
-		if (!strcmp(a, "--strategy")) {
+	optind = 0;	/* argv[0] is "run" */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
 			o.strategy = lookup("strategy", strategy_names,
-					    DMA32DEMO_STRATEGY_MAX + 1, v);
-		} else if (!strcmp(a, "--op")) {
-			o.op = lookup("op", op_names, DMA32DEMO_OP_MAX + 1, v);
-		} else if (!strcmp(a, "--size")) {
-			o.size = parse_size("--size", v);
+					    DMA32DEMO_STRATEGY_MAX + 1, optarg);
+			break;
+		case 'o':
+			o.op = lookup("op", op_names, DMA32DEMO_OP_MAX + 1,
+				      optarg);
+			break;
+		case 'S':
+			o.size = parse_size("--size", optarg);
 			have_size = true;
-		} else if (!strcmp(a, "--count")) {
-			o.count = parse_size("--count", v);
-		} else if (!strcmp(v, "stall")) {
-			o.flags |= DMA32DEMO_RUN_INJECT_STALL;
-		} else if (!strcmp(v, "bus-error")) {
-			o.flags |= DMA32DEMO_RUN_INJECT_BUS_ERROR;
-		} else {
-			die("run: unknown --inject '%s' (stall or bus-error)", v);
+			break;
+		case 'c':
+			o.count = parse_size("--count", optarg);
+			break;
+		case 'v':
+			o.flags |= DMA32DEMO_RUN_VERIFY;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'i':
+			if (!strcmp(optarg, "stall"))
+				o.flags |= DMA32DEMO_RUN_INJECT_STALL;
+			else if (!strcmp(optarg, "bus-error"))
+				o.flags |= DMA32DEMO_RUN_INJECT_BUS_ERROR;
+			else
+				die("run: unknown --inject '%s' (stall or bus-error)",
+				    optarg);
+			break;
+		case 'k':
+			if (o.nr_counters == MAX_COUNTERS)
+				die("run: at most %d --counter files", MAX_COUNTERS);
+			if (optarg[0] != '/')
+				die("run: --counter '%s' is not an absolute path",
+				    optarg);
+			o.counters[o.nr_counters++].path = optarg;
+			break;
+		case 'd':
+			device_path = optarg;
+			break;
+		case ':':
+			die("run: %s needs a value", argv[optind - 1]);
+			break;
+		default:
+			die("run: unknown option '%s' (see dma32ctl --help)",
+			    argv[optind - 1]);
 		}
 	}
+	if (optind < argc)
+		die("run: unexpected argument '%s' (see dma32ctl --help)",
+		    argv[optind]);
+	if (o.json)	/* ZONE_DMA's free pages: did the request leak? */
+		o.counters[o.nr_counters++].path = "zone:DMA";
 	if (!o.strategy || !o.op || !have_size)
 		die("run: --strategy, --op and --size are required");
 
@@ -574,8 +710,10 @@ static int cmd_run(int argc, char **argv)
 	}
 
 	fd = open_dev();
+	sample_counters(&o, false);
 	ret = ioctl(fd, DMA32DEMO_IOC_RUN, &run);
 	err = ret ? errno : 0;
+	sample_counters(&o, true);
 	close(fd);
 
 	/* Zero copy: the tool sees the device's work in its own buffer */
@@ -1947,7 +2085,7 @@ int main(int argc, char **argv)
 	}
 	cmd = argv[i++];
 	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - i, argv + i);
+		return cmd_run(argc - i + 1, argv + i - 1);
 	if (!strcmp(cmd, "fuzz"))
 		return cmd_fuzz(argc - i, argv + i);
 	if (!strcmp(cmd, "stress"))
