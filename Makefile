@@ -1,6 +1,8 @@
 # dma32-demo: build everything from Debian's packages, boot it, measure it.
 #
-#   make demo    set up the host, build, run the reviewer's demo
+#   make demo    set up the host, build, run the reviewer's demo (ONLY=REGEX:
+#                only the scenarios whose name matches)
+#   make report  re-render build/report/ from the last demo's guest results
 #   make test    set up the host, build, run every test (host and guest)
 #   make bench   benchmarks (ratios measured in one run)
 #   make fuzz    the two fuzzers' long mode (FUZZ_SECONDS=600 each, FUZZ_SEED=)
@@ -21,7 +23,7 @@ BZIMAGE   := $(B)/linux/arch/x86/boot/bzImage
 QEMU      := $(B)/qemu/build/qemu-system-x86_64
 # The same QEMU built with -fsanitize=address,undefined, for the device fuzzer.
 QEMU_SAN  := $(B)/qemu/build-san/qemu-system-x86_64
-MODULE    := driver/dma32demo.ko
+MODULE    := $(B)/driver/dma32demo.ko
 DMA32CTL  := $(B)/guest/dma32ctl
 INITRAMFS := $(B)/guest/initramfs.cpio
 SETUP     := $(B)/.setup-done
@@ -39,29 +41,20 @@ REGS_H         := qemu-device/dma32-demo-regs.h
 KERNEL_PATCHES := $(sort $(wildcard kernel-patches/*.patch))
 QEMU_SOURCES   := $(wildcard qemu-device/*.c qemu-device/*.h) \
 		  qemu-device/trace-events qemu-device/graft-into-qemu
-DRIVER_SOURCES := $(wildcard driver/*.c driver/*.h driver/uapi/*.h) driver/Kbuild $(REGS_H)
+# The module's sources (the tool's are its own: DMA32CTL_SOURCES).
+DRIVER_SOURCES := driver/dma32demo.c driver/Kbuild driver/uapi/dma32demo.h $(REGS_H)
+DMA32CTL_SOURCES := driver/dma32ctl.c driver/uapi/dma32demo.h $(REGS_H)
 GUEST_FILES    := $(wildcard */tests/guest/*) $(shell find guest-image/rootfs -type f)
 
-.PHONY: all debug setup kernel qemu guest demo test bench fuzz shell clean distclean
-.DELETE_ON_ERROR:
+# The demo: guest results (raw/), judged into results.json, rendered into
+# report.md and the plot; make bench's bench.md joins report.md when it exists.
+REPORT      := $(B)/report
+RESULTS     := $(REPORT)/results.json
+REPORT_MD   := $(REPORT)/report.md
+DEMO        := python3 -m demo
 
-# Bad goals and missing checked-in files stop make with one clear line,
-# before anything runs.
-GOALS := all debug setup kernel qemu guest demo test bench fuzz shell clean distclean
-unknown_goals := $(foreach g,$(MAKECMDGOALS),$(if $(findstring /,$(g)),,$(g)))
-unknown_goals := $(filter-out $(GOALS),$(unknown_goals))
-ifneq ($(unknown_goals),)
-$(error unknown target '$(firstword $(unknown_goals))': use one of $(GOALS))
-endif
-CHECKED_IN := $(REGS_H) $(QEMU_SOURCES) driver/dma32demo.c driver/dma32ctl.c \
-	driver/uapi/dma32demo.h driver/Kbuild guest-image/kernel.config \
-	guest-image/kernel-debug.config guest-image/init guest-image/build-initramfs \
-	$(addprefix scripts/,setup-host lib.sh build-kernel build-qemu build-driver \
-	run-guest run-tests demo bench fuzz)
-missing := $(filter-out $(wildcard $(CHECKED_IN)),$(CHECKED_IN))
-ifneq ($(missing),)
-$(error checked-in file '$(firstword $(missing))' is missing: 'git checkout -- $(firstword $(missing))' restores it)
-endif
+.PHONY: all debug setup kernel qemu guest demo report test bench fuzz shell clean distclean
+.DELETE_ON_ERROR:
 
 all: $(BZIMAGE) $(QEMU) $(INITRAMFS)
 debug: $(BZIMAGE_DEBUG) $(INITRAMFS_DEBUG) $(QEMU_SAN)
@@ -93,12 +86,17 @@ $(QEMU_SAN): $(QEMU_SOURCES) scripts/build-qemu scripts/lib.sh $(QEMU) | $(SETUP
 	@scripts/build-qemu --sanitizers
 	@touch $@
 
-# One recipe makes both the module and the tool (a grouped target).
-$(MODULE) $(DMA32CTL) &: $(DRIVER_SOURCES) driver/dma32ctl.c $(BZIMAGE) scripts/build-driver
+$(MODULE): $(DRIVER_SOURCES) $(BZIMAGE) scripts/build-driver scripts/lib.sh
 	@scripts/build-driver
-	@touch $(MODULE) $(DMA32CTL)
+	@touch $@
 
-$(MODULE_DEBUG): $(DRIVER_SOURCES) $(BZIMAGE_DEBUG) scripts/build-driver
+# The user tool, static for the guest: it needs no kernel tree.
+$(DMA32CTL): $(DMA32CTL_SOURCES) | $(SETUP)
+	@echo "==> dma32ctl (static)"
+	@mkdir -p $(@D)
+	@gcc -static -O2 -Wall -Wextra -Werror -I driver/uapi -I qemu-device -o $@ driver/dma32ctl.c
+
+$(MODULE_DEBUG): $(DRIVER_SOURCES) $(BZIMAGE_DEBUG) scripts/build-driver scripts/lib.sh
 	@scripts/build-driver --debug
 	@touch $@
 
@@ -114,14 +112,28 @@ $(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(DMA32CTL) $(BZIMAGE_DEBUG) guest-image/ini
 	@guest-image/build-initramfs $@ --module $(MODULE_DEBUG) --tool $(DMA32CTL) \
 		$(addprefix --extra-module ,$(CHECKER_MODULES))
 
+# The guests run every time; judging and rendering only when their inputs
+# changed. Exits non-zero after printing everything when a guest failed or
+# a scenario was not as expected.
 demo: all
-	@scripts/demo
+	@$(DEMO) collect $${ONLY:+--only "$$ONLY"}
+	@$(MAKE) --no-print-directory report
+	@$(DEMO) verdict
+
+$(RESULTS): $(REPORT)/raw/selection.json demo/judge.py demo/table.py $(wildcard $(B)/versions.txt)
+	@$(DEMO) judge
+
+$(REPORT_MD): $(RESULTS) demo/render.py demo/table.py demo/report.md.in $(wildcard $(REPORT)/bench.md)
+	@$(DEMO) render
+
+report: $(REPORT_MD)
 
 test: all debug
 	@scripts/run-tests $${ONLY:+--only "$$ONLY"}
 
 bench: all
 	@scripts/bench
+	@if [ -f $(RESULTS) ]; then $(MAKE) --no-print-directory report; fi
 
 fuzz: debug
 	@scripts/fuzz $${FUZZ_SECONDS:+--seconds "$$FUZZ_SECONDS"} $${FUZZ_SEED:+--seed "$$FUZZ_SEED"}
@@ -131,8 +143,6 @@ shell: all
 
 clean:
 	rm -rf $(filter-out $(B)/qemu-src,$(wildcard $(B)/* $(B)/.[!.]*))
-	rm -f driver/*.o driver/*.ko driver/*.mod driver/*.mod.c driver/.*.cmd \
-		driver/Module.symvers driver/modules.order
 
 distclean: clean
 	rm -rf $(B)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Host side of `make bench` (scripts/bench): bench.json, bench.md, and the
-bench section at the end of report.md.
+"""Host side of `make bench` (scripts/bench): bench.json and bench.md
+(report.md, which `make report` writes, takes bench.md in as its last part).
 
-  bench-report.py RAW_DIR REPORT_DIR VERSIONS_TXT SECONDS
+  python3 demo/bench_report.py RAW_DIR REPORT_DIR VERSIONS_TXT SECONDS
 """
 import json
 import os
@@ -10,10 +10,9 @@ import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import versions_dict  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from demo.judge import versions_dict  # noqa: E402
 
-MARK = "<!-- bench: scripts/bench replaces everything below this line -->"
 MEM = {"bounce": "6G", "nobounce": "2G"}
 
 
@@ -179,18 +178,6 @@ def main():
     with open(os.path.join(report, "bench.md"), "w") as fh:
         fh.write(text)
 
-    rep = os.path.join(report, "report.md")
-    if os.path.exists(rep):
-        with open(rep) as fh:
-            body = fh.read()
-        if MARK in body:
-            body = body[:body.index(MARK)]
-        body = body.rstrip("\n") + "\n\n" + MARK + "\n" + text
-    else:
-        body = "# dma32-demo: benchmarks\n\n(`make demo` writes the rest of this report.)\n\n" + MARK + "\n" + text
-    with open(rep, "w") as fh:
-        fh.write(body)
-
     # Terminal
     print()
     if copy:
@@ -210,7 +197,7 @@ def main():
     for g, v in guests.items():
         if not v["ok"]:
             print("guest %s failed: %s (log: %s)" % (g, v["error"], v["log"]))
-    print("Wrote %s/bench.json, bench.md, and the bench section of report.md" % report)
+    print("Wrote %s/bench.json and bench.md" % report)
 
 
 if __name__ == "__main__":

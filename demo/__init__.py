@@ -1,0 +1,1 @@
+"""The reviewer's demo: see README.md beside this file and __main__.py."""

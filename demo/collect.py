@@ -1,0 +1,90 @@
+"""Boot each guest configuration once and run its scenarios there.
+
+For every boot, raw/BOOT.out holds what the guest printed and
+raw/BOOT.status.json run-guest's outcome (run-guest --status). The guest
+prints sections, each opened by a line '@@KIND ARGS' (see guest_command):
+
+  @@file PATH            the kernel's own file, as it reads (zoneinfo, ...)
+  @@info                 dma32ctl info --json: one JSON line
+  @@run NAME             dma32ctl run --json: one JSON line (with the
+                         kernel counters it read around the ioctl)
+  @@sweep STRATEGY SIZE COUNT
+  @@rc N                 the exit status of the command before
+  @@stderr               its stderr, for people (never parsed)
+
+Only dma32ctl writes JSON; the host parses the kernel's files itself.
+"""
+import json
+import os
+import shlex
+import subprocess
+import time
+
+from . import table
+
+# Files the guest hands over as they are. 'ls' lines list directories.
+GUEST_FILES = ["/proc/cmdline", "/proc/zoneinfo", "/sys/module/page_alloc/parameters/shuffle"]
+GUEST_DIRS = ["/sys/kernel/iommu_groups", "/sys/kernel/debug/swiotlb", "/sys/kernel/debug/dma_direct"]
+
+
+def run_command(args, name):
+    """dma32ctl ARGS --json with its rc and stderr, as sections."""
+    return ("echo '@@%s'; dma32ctl %s --json 2>/tmp/err; echo \"@@rc $?\"; echo '@@stderr'; cat /tmp/err"
+            % (name, args))
+
+
+def counter_args():
+    return " ".join("--counter %s" % shlex.quote(p) for p in table.COUNTERS.values())
+
+
+def guest_command(boot, scenarios, sweep):
+    cmd = []
+    for f in GUEST_FILES:
+        cmd.append("echo '@@file %s'; cat %s 2>/dev/null" % (f, f))
+    for d in GUEST_DIRS:
+        cmd.append("echo '@@ls %s'; ls %s 2>/dev/null" % (d, d))
+    # The boot line of the dma32= patch, shown as it is (display only).
+    cmd.append("echo '@@file dmesg:ZONE_DMA32'; dmesg | grep -o 'ZONE_DMA32: .*' | tail -n 1")
+    cmd.append(run_command("info", "info"))
+    for s in scenarios:
+        args = "run --strategy %s --op %s --size %d --count %d%s %s" % (
+            s.strategy, s.op, s.size, s.count, " --verify" if s.verify else "", counter_args())
+        cmd.append(run_command(args, "run " + s.name))
+    if sweep:
+        for strategy in boot.sweep:
+            for size in table.SWEEP_SIZES:
+                count = min(max(table.SWEEP_TOTAL // size, 1), 4096)
+                for _ in range(table.SWEEP_REPEAT):
+                    cmd.append(run_command("run --strategy %s --op fill --size %d --count %d" % (
+                        strategy, size, count), "sweep %s %d %d" % (strategy, size, count)))
+    cmd.append("echo '@@done'")
+    return "; ".join(cmd)
+
+
+def collect(raw, scenarios, sweep, guest_opts, top, on_boot=None):
+    """Run every boot that has a selected scenario; on_boot(boot) after each."""
+    os.makedirs(raw, exist_ok=True)
+    run_guest = os.path.join(top, "scripts", "run-guest")
+    start = time.time()
+    boots = [b for b in table.BOOTS if any(s.boot == b.name for s in scenarios)]
+    for boot in boots:
+        mine = [s for s in scenarios if s.boot == boot.name]
+        args = [run_guest, *guest_opts, "--machine", boot.machine, "--mem", boot.mem,
+                "--log", "demo-" + boot.name, "--timeout", "180",
+                "--status", os.path.join(raw, boot.name + ".status.json")]
+        if boot.kernel_args:
+            args += ["--append", boot.kernel_args]
+        if boot.device_props:
+            args += ["--device-props", boot.device_props]
+        if boot.qemu_args:
+            args += ["--qemu-args", boot.qemu_args]
+        args += ["--run", guest_command(boot, mine, sweep)]
+        with open(os.path.join(raw, boot.name + ".out"), "w") as out, \
+                open(os.path.join(raw, boot.name + ".err"), "w") as err:
+            subprocess.run(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, check=False)
+        if on_boot:
+            on_boot(boot)
+    with open(os.path.join(raw, "selection.json"), "w") as f:
+        json.dump({"scenarios": [s.name for s in scenarios], "sweep": sweep,
+                   "seconds": int(time.time() - start)}, f)
+        f.write("\n")

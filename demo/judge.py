@@ -1,0 +1,278 @@
+"""Load what the guests printed (collect.py's raw/ folder), make one record
+per scenario, judge it against the table, and write results.json.
+
+Nothing here invents a number: a counter that the guest kernel lacks is
+null, and a guest that failed says why from run-guest's status file.
+"""
+import json
+import os
+import time
+
+from . import table
+
+
+def parse_sections(text):
+    """[(kind, args, [lines])] from the guest's '@@KIND ARGS' sections."""
+    sections = []
+    for line in text.splitlines():
+        if line.startswith("@@"):
+            kind, _, args = line[2:].partition(" ")
+            sections.append((kind, args, []))
+        elif sections:
+            sections[-1][2].append(line)
+    return sections
+
+
+def parse_zoneinfo(lines):
+    """{zone: {free, present, managed, spanned, start_pfn}}, summed over nodes."""
+    zones, z = {}, None
+    for line in lines:
+        w = line.split()
+        if len(w) >= 4 and w[0] == "Node" and w[2] == "zone":
+            z = w[3]
+            zones.setdefault(z, {k: None for k in ("free", "present", "managed", "spanned", "start_pfn")})
+            continue
+        if z is None or len(w) < 2:
+            continue
+        key = {"pages": "free" if len(w) >= 3 and w[1] == "free" else None,
+               "spanned": "spanned", "present": "present", "managed": "managed",
+               "start_pfn:": "start_pfn"}.get(w[0])
+        if key:
+            v = w[2] if key == "free" else w[1]
+            if v.isdigit():
+                cur = zones[z][key]
+                zones[z][key] = int(v) if cur is None or key == "start_pfn" else cur + int(v)
+    return zones
+
+
+def first_json(lines):
+    for line in lines:
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
+def load_boot(raw, boot):
+    """(info, runs, sweep, failure) for one boot."""
+    status_path = os.path.join(raw, boot + ".status.json")
+    status = None
+    if os.path.exists(status_path):
+        try:
+            with open(status_path) as f:
+                status = json.load(f)
+        except (OSError, json.JSONDecodeError):
+            status = None
+    text = ""
+    out_path = os.path.join(raw, boot + ".out")
+    if os.path.exists(out_path):
+        with open(out_path, errors="replace") as f:
+            text = f.read()
+    sections = parse_sections(text)
+    info = {"zones": {}, "counters_present": [], "iommu_groups": 0, "page_alloc_shuffle": None,
+            "cmdline": None, "zone_layout_line": None, "device": None}
+    runs, sweep, done = {}, [], False
+    for i, (kind, args, lines) in enumerate(sections):
+        nxt = sections[i + 1] if i + 1 < len(sections) else None
+        rc = int(nxt[1]) if nxt and nxt[0] == "rc" and nxt[1].isdigit() else None
+        err_sec = sections[i + 2] if i + 2 < len(sections) and sections[i + 2][0] == "stderr" else None
+        stderr = " ".join(l.strip() for l in err_sec[2] if l.strip()) if err_sec else ""
+        if kind == "file" and args == "/proc/zoneinfo":
+            info["zones"] = parse_zoneinfo(lines)
+        elif kind == "file" and args == "/proc/cmdline":
+            info["cmdline"] = " ".join(lines).strip() or None
+        elif kind == "file" and args.endswith("page_alloc/parameters/shuffle"):
+            v = " ".join(lines).strip()
+            info["page_alloc_shuffle"] = None if not v else v in ("Y", "1")
+        elif kind == "file" and args == "dmesg:ZONE_DMA32":
+            info["zone_layout_line"] = (lines[0].strip() if lines else "") or None
+        elif kind == "ls" and args == "/sys/kernel/iommu_groups":
+            info["iommu_groups"] = len([l for l in lines if l.strip()])
+        elif kind == "ls":
+            info["counters_present"] += [l.strip() for l in lines if l.strip()]
+        elif kind == "info":
+            info["device"] = first_json(lines)
+        elif kind == "run":
+            runs[args] = {"rc": rc, "stderr": stderr, "result": first_json(lines)}
+        elif kind == "sweep":
+            w = args.split()
+            if len(w) == 3 and w[1].isdigit() and w[2].isdigit():
+                sweep.append({"strategy": w[0], "size": int(w[1]), "count": int(w[2]), "rc": rc,
+                              "result": first_json(lines)})
+        elif kind == "done":
+            done = True
+    wanted = set(table.COUNTERS.values())
+    info["counters_present"] = sorted(
+        k for k, p in table.COUNTERS.items() if p in wanted and os.path.basename(p) in info["counters_present"])
+    failure = None
+    if status is None:
+        failure = "run-guest wrote no status (see %s)" % os.path.join(raw, boot + ".err")
+    elif status.get("outcome") != "ok":
+        failure = status.get("message") or status.get("outcome")
+    elif not done:
+        failure = "the guest's output ended early"
+    if not info["zones"]:
+        info = None if failure else info
+    return info, runs, sweep, failure, status
+
+
+def mb_s(res):
+    if not res or not res.get("ns") or not res.get("bytes"):
+        return None
+    return round(res["bytes"] * 1000.0 / res["ns"], 1)
+
+
+def counter(res, key):
+    """A kernel counter around the request: its delta, or its level after
+    it for LEVELS; None when the kernel has no such file."""
+    c = ((res or {}).get("counters") or {}).get(table.COUNTERS[key]) or {}
+    before, after = c.get("before"), c.get("after")
+    if key in table.LEVELS:
+        return after
+    if before is None or after is None:
+        return None
+    return after - before
+
+
+def layout_ok(boot, info):
+    """Did the kernel honour dma32= (None when there is nothing to check)?"""
+    want = [a.split("=", 1)[1] for a in boot.kernel_args.split() if a.startswith("dma32=")]
+    if not want or not info:
+        return None, ""
+    d32 = table.zone(info, "DMA32")
+    if want[-1] == "off":
+        return d32.get("present") == 0, "ZONE_DMA32 present pages %s" % d32.get("present")
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    size = int(want[-1][:-1]) * mult[want[-1][-1]] if want[-1][-1] in mult else int(want[-1])
+    end = (d32.get("start_pfn") or 0) + (d32.get("spanned") or 0)
+    return end == size >> 12, "ZONE_DMA32 ends at pfn %s" % end
+
+
+def make_record(s, info, run, failure, status):
+    boot = table.BOOT[s.boot]
+    res = (run or {}).get("result") or {}
+    zone_dma = ((res.get("counters") or {}).get("zone:DMA")) or {}
+    rec = {
+        "name": s.name, "boot": s.boot, "kind": s.kind,
+        "machine": boot.machine, "mem": boot.mem, "kernel_args": boot.kernel_args,
+        "device_props": boot.device_props, "qemu_args": boot.qemu_args,
+        "shuffle": "random" if "page_alloc.shuffle=1" in boot.kernel_args.split() else None,
+        "strategy": s.strategy, "op": s.op, "size": s.size, "count": s.count, "verify": s.verify,
+        "ok": bool(res.get("ok")) if failure is None and run else False,
+        "errno": res.get("errno"),
+        "device_faults": res.get("device_faults"),
+        "driver_bounced": res.get("bounced"),
+        "driver_bounced_bytes": res.get("bounced_bytes"),
+        "mbps": mb_s(res),
+        "zone_dma_pages_used": (res.get("zones") or {}).get("DMA"),
+        "zone_dma_free_before": zone_dma.get("before"),
+        "zone_dma_free_after": zone_dma.get("after"),
+        "zone_dma_managed": table.zone(info, "DMA").get("managed"),
+        "pages_above_4g": res.get("pages_above_4g"), "pages": res.get("pages"),
+        "zone_pages": res.get("zones"),
+        "mappings": res.get("mappings"), "mappings_above_4g": res.get("mappings_above_4g"),
+        "bytes": res.get("bytes"), "ns": res.get("ns"), "buffers": res.get("buffers"),
+        "fault_addr": res.get("fault_addr"), "coherent_held": res.get("coherent_held"),
+        "stderr": (run or {}).get("stderr") or None,
+        "guest_ok": failure is None, "guest_error": failure,
+        "log": (status or {}).get("console_log"),
+        "expect": s.expect,
+    }
+    for key in table.COUNTERS:
+        rec[key] = counter(res, key)
+    if failure is not None or not run:
+        rec["as_expected"] = False
+        rec["showed"] = ("guest failed: %s" % failure if failure else
+                         "the guest printed no result for this scenario")
+        return rec
+    if not res:
+        rec["as_expected"] = False
+        rec["showed"] = "dma32ctl gave no result (exit %s): %s" % (run.get("rc"), run.get("stderr") or "no output")
+        return rec
+    rec["as_expected"], rec["showed"] = s.check(rec, info)
+    lok, ltxt = layout_ok(boot, info)
+    if lok is False:
+        rec["as_expected"] = False
+        rec["showed"] = "kernel ignored %s (%s); %s" % (boot.kernel_args, ltxt, rec["showed"])
+    return rec
+
+
+def sweep_best(sweeps):
+    """({label: {size: best MB/s}}, [failed sweep runs]) from all sweep records."""
+    best, failed = {}, []
+    for boot, recs in sweeps.items():
+        for s in recs:
+            res = s.get("result") or {}
+            v = mb_s(res)
+            if s.get("rc") != 0 or not res.get("ok") or v is None:
+                failed.append({"boot": boot, "strategy": s["strategy"], "size": s["size"], "rc": s.get("rc"),
+                               "errno": res.get("errno")})
+                continue
+            label = table.BOOT[boot].sweep.get(s["strategy"], s["strategy"])
+            d = best.setdefault(label, {})
+            d[s["size"]] = max(d.get(s["size"], 0), v)
+    return best, failed
+
+
+def judge(raw, versions_txt):
+    with open(os.path.join(raw, "selection.json")) as f:
+        sel = json.load(f)
+    chosen = [s for s in table.SCENARIOS if s.name in sel["scenarios"]]
+    boots, sweeps = {}, {}
+    for s in chosen:
+        if s.boot not in boots:
+            info, runs, sw, failure, status = load_boot(raw, s.boot)
+            boots[s.boot] = (info, runs, failure, status)
+            sweeps[s.boot] = sw
+    records = [make_record(s, boots[s.boot][0], boots[s.boot][1].get(s.name), boots[s.boot][2],
+                           boots[s.boot][3]) for s in chosen]
+    best, failed_sweeps = sweep_best(sweeps)
+    infos = {b: v[0] for b, v in boots.items()}
+    by_name = {r["name"]: r for r in records}
+    claims = []
+    for quote, fn in table.CLAIMS:
+        txt = fn(by_name, infos, best)
+        if txt is not None:
+            claims.append({"claim": quote, "numbers": txt})
+    kernel_counters = sorted({c for i in infos.values() if i for c in i.get("counters_present", [])})
+    return {
+        "versions": versions_dict(versions_txt),
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "seconds": sel.get("seconds"),
+        "kernel_counters_present": kernel_counters,
+        "boots": {b: {"machine": table.BOOT[b].machine, "mem": table.BOOT[b].mem,
+                      "kernel_args": table.BOOT[b].kernel_args, "device_props": table.BOOT[b].device_props,
+                      "qemu_args": table.BOOT[b].qemu_args,
+                      "cmdline": (i or {}).get("cmdline"), "zone_layout_line": (i or {}).get("zone_layout_line"),
+                      "zones": (i or {}).get("zones"), "device": (i or {}).get("device"),
+                      "iommu_groups": (i or {}).get("iommu_groups"),
+                      "page_alloc_shuffle": (i or {}).get("page_alloc_shuffle"),
+                      "seconds": (boots[b][3] or {}).get("seconds"),
+                      "error": boots[b][2], "log": (boots[b][3] or {}).get("console_log")}
+                  for b, i in infos.items()},
+        "scenarios": records,
+        "claims": claims,
+        "sweep": {"op": "fill", "bytes_per_point": table.SWEEP_TOTAL, "mbps_best_of": table.SWEEP_REPEAT,
+                  "mbps": {l: {str(s): v for s, v in sorted(d.items())} for l, d in best.items()},
+                  "failed_runs": failed_sweeps},
+        "summary": {"ratio_direct_over_bounced_1M": table.ratio(best, "streaming-dma32", "streaming"),
+                    "ratio_coherent_over_bounced_1M": table.ratio(best, "coherent", "streaming"),
+                    "scenarios": len(records),
+                    "as_expected": sum(1 for r in records if r["as_expected"]),
+                    "not_as_expected": [r["name"] for r in records if not r["as_expected"]],
+                    "guest_failures": sum(1 for r in records if not r["guest_ok"])},
+    }
+
+
+def versions_dict(path):
+    """build/versions.txt, as setup-host writes it: 'NAME<TAB>VERSION' lines."""
+    d = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                k, tab, v = line.rstrip("\n").partition("\t")
+                if tab:
+                    d[k] = v
+    return d

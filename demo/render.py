@@ -1,0 +1,206 @@
+"""Render results.json: the terminal table, the throughput plot (gnuplot)
+and report.md (from report.md.in). Reads results.json only (and bench.md,
+the benchmark's own part, when make bench has written one)."""
+import os
+import shutil
+import string
+import subprocess
+
+from . import table
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def human(n):
+    for unit, sh in (("G", 30), ("M", 20), ("K", 10)):
+        if n >= (1 << sh) and n % (1 << sh) == 0:
+            return "%d%s" % (n >> sh, unit)
+    return str(n)
+
+
+fmt = table.fmt
+
+COLS = [
+    ("scenario", lambda r: r["name"]),
+    ("request", lambda r: "%s %s %sx%d" % (r["strategy"], r["op"], human(r["size"]), r["count"])),
+    ("ok", lambda r: ("yes" if r["ok"] else "no") if r["guest_ok"] else "FAIL"),
+    ("errno", lambda r: r["errno"] or "-"),
+    ("swiotlb bounced", lambda r: fmt(r["swiotlb_bounced"])),
+    ("driver bounced", lambda r: fmt(r["driver_bounced"])),
+    ("dev faults", lambda r: fmt(r["device_faults"])),
+    ("ZONE_DMA pages", lambda r: fmt(r["zone_dma_pages_used"])),
+    ("DMA fallbacks", lambda r: fmt(r["zone_dma_fallbacks"])),
+    ("pages >4G", lambda r: fmt(r["pages_above_4g"])),
+    ("MB/s", lambda r: "-" if r["mbps"] is None else "%.0f" % r["mbps"]),
+    ("backs", lambda r: r["kind"]),
+    ("expected?", lambda r: {True: "yes", False: "NO", None: "?"}[r["as_expected"]]),
+]
+
+
+def text_table(records):
+    rows = [[c[0] for c in COLS]] + [[c[1](r) for c in COLS] for r in records]
+    w = [max(len(row[i]) for row in rows) for i in range(len(COLS))]
+    out = []
+    for k, row in enumerate(rows):
+        out.append("  ".join(v.ljust(w[i]) if i < 2 else v.rjust(w[i]) for i, v in enumerate(row)).rstrip())
+        if k == 0:
+            out.append("  ".join("-" * x for x in w))
+    return "\n".join(out)
+
+
+def progress_line(i, total, rec):
+    if not rec["guest_ok"]:
+        return "  [%d/%d] %-26s FAILED: %s (log: %s)" % (i, total, rec["name"], rec["guest_error"], rec["log"])
+    state = "ok" if rec["ok"] else (rec["errno"] or "failed")
+    mark = {True: "as expected", False: "NOT as expected", None: ""}[rec["as_expected"]]
+    return "  [%d/%d] %-26s %-7s %s: %s" % (i, total, rec["name"], state, mark, rec["showed"])
+
+
+def summary_lines(results):
+    s, out = results["summary"], []
+    out.append("%d scenarios, %d as expected, %d guest failures; %ss in all." % (
+        s["scenarios"], s["as_expected"], s["guest_failures"], fmt(results["seconds"])))
+    mbps = results["sweep"]["mbps"]
+    if s["ratio_direct_over_bounced_1M"] is not None:
+        out.append("At 1 MiB: direct (streaming-dma32) %.0f MB/s / bounced (streaming) %.0f MB/s = %.1fx;"
+                   " coherent / bounced = %sx." % (
+                       mbps["streaming-dma32"][str(1 << 20)], mbps["streaming"][str(1 << 20)],
+                       s["ratio_direct_over_bounced_1M"], fmt(s["ratio_coherent_over_bounced_1M"])))
+    else:
+        out.append("Direct/bounced ratio at 1 MiB: n/a (no sweep data).")
+    if results["sweep"]["failed_runs"]:
+        out.append("%d sweep runs failed and are not in the best-of figures: %s." % (
+            len(results["sweep"]["failed_runs"]),
+            ", ".join("%s %s %s (%s)" % (f["boot"], f["strategy"], human(f["size"]), f["errno"] or "rc %s" % f["rc"])
+                      for f in results["sweep"]["failed_runs"][:5])))
+    if not results["kernel_counters_present"] and any(results["boots"].values()):
+        out.append("This guest kernel has no swiotlb/dma-direct counters from kernel-patches/:"
+                   " those columns are n/a (null in results.json).")
+    if s["not_as_expected"]:
+        out.append("NOT as expected: %s." % ", ".join(s["not_as_expected"]))
+    for r in results["scenarios"]:
+        if not r["guest_ok"]:
+            out.append("%s: guest failed: %s (log: %s)" % (r["name"], r["guest_error"], r["log"]))
+    return out
+
+
+def plot(results, report):
+    """gnuplot: PNG via pngcairo or png, else SVG. (file name, None) or (None, why)."""
+    best = results["sweep"]["mbps"]
+    if not best:
+        return None, "no sweep data"
+    if not shutil.which("gnuplot"):
+        return None, "gnuplot not found"
+    labels = list(best)
+    sizes = sorted({int(s) for d in best.values() for s in d})
+    dat = os.path.join(report, "throughput.dat")
+    with open(dat, "w") as f:
+        f.write("# size_bytes " + " ".join('"%s"' % l for l in labels) + "\n")
+        for s in sizes:
+            f.write("%d %s\n" % (s, " ".join(str(best[l].get(str(s), "NaN")) for l in labels)))
+    terms = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
+    avail = terms.stdout + terms.stderr
+    if " pngcairo " in avail:
+        term, out = "pngcairo size 900,560 font 'sans,10'", "throughput.png"
+    elif " png " in avail:
+        term, out = "png size 900,560", "throughput.png"
+    else:
+        term, out = "svg size 900,560", "throughput.svg"
+    for old in ("throughput.png", "throughput.svg"):
+        if os.path.exists(os.path.join(report, old)):
+            os.remove(os.path.join(report, old))
+    gp = [
+        "set terminal %s" % term,
+        "set output '%s'" % os.path.join(report, out),
+        "set title 'dma32-demo: fill throughput of a 32-bit device by buffer strategy (TCG guest, %s per point)'"
+        % human(results["sweep"]["bytes_per_point"]),
+        "set logscale x 2",
+        "set logscale y 10",
+        "set xlabel 'buffer size'",
+        "set ylabel 'MB/s (whole request: allocate, map, DMA, unmap/bounce, free)'",
+        "set xtics (%s)" % ", ".join("'%s' %d" % (human(s), s) for s in sizes),
+        "set grid",
+        "set key top left box opaque",
+        "plot " + ", ".join("'%s' using 1:%d with linespoints lw 2 title '%s'" % (
+            dat, i + 2, table.SERIES.get(l, l)) for i, l in enumerate(labels)),
+    ]
+    r = subprocess.run(["gnuplot"], input="\n".join(gp) + "\n", capture_output=True, text=True)
+    if r.returncode != 0:
+        lines = r.stderr.strip().splitlines()
+        return None, "gnuplot failed: " + lines[-1] if lines else "gnuplot failed"
+    return out, None
+
+
+def md_escape(s):
+    return str(s).replace("|", "/")
+
+
+def boot_desc(b):
+    """machine, memory layout, randomness: the conditions of a row."""
+    below = {"q35": "2 GiB", "pc": "3 GiB"}.get(b["machine"], "?")
+    shuffle = "page_alloc.shuffle=1 (a new random order each boot)" if "page_alloc.shuffle=1" in b[
+        "kernel_args"].split() else "no shuffle"
+    return "`-M %s -m %s` (%s below 4 GiB), %s" % (b["machine"], b["mem"], below, shuffle)
+
+
+def report_md(results, table_txt, summary, img, img_err, bench_md):
+    recs = results["scenarios"]
+    rows = ["| scenario | boot | backs | what it must show | what it showed |", "|---|---|---|---|---|"]
+    for r in recs:
+        b = results["boots"].get(r["boot"]) or {}
+        cfg = " ".join(x for x in (b.get("kernel_args") or "", "`%s`" % b["device_props"] if b.get("device_props")
+                                   else "", b.get("qemu_args") or "") if x)
+        rows.append("| `%s` | %s: %s; %s | %s | %s | %s%s |" % (
+            r["name"], r["boot"], boot_desc(b) if b else "-", md_escape(cfg) or "-", r["kind"], md_escape(r["expect"]),
+            "" if r["as_expected"] else "**NOT AS EXPECTED**: ", md_escape(r["showed"])))
+    boots = ["| boot | conditions | ZONE_DMA managed | ZONE_DMA32 pfns | Normal from pfn | boot line |",
+             "|---|---|--:|---|--:|---|"]
+    for name, b in results["boots"].items():
+        if not b.get("zones"):
+            boots.append("| %s | %s | - | - | - | guest failed: %s |" % (name, boot_desc(b), md_escape(b["error"])))
+            continue
+        d, d32, n = (b["zones"].get(z) or {} for z in ("DMA", "DMA32", "Normal"))
+        span = "%s..%s (present %s)" % (d32.get("start_pfn"), (d32.get("start_pfn") or 0) + (d32.get("spanned") or 0),
+                                        d32.get("present")) if d32.get("spanned") else "empty"
+        boots.append("| %s | %s %s | %s | %s | %s | %s |" % (
+            name, boot_desc(b), md_escape(b["kernel_args"]), d.get("managed"), span, n.get("start_pfn"),
+            md_escape(b.get("zone_layout_line") or "(no `ZONE_DMA32:` line: kernel without the dma32= patch)")))
+    best = results["sweep"]["mbps"]
+    sweep = []
+    if best:
+        sizes = sorted({int(s) for d in best.values() for s in d})
+        sweep.append("| MB/s | " + " | ".join(human(s) for s in sizes) + " |")
+        sweep.append("|---|" + "--:|" * len(sizes))
+        for l, d in best.items():
+            sweep.append("| %s | %s |" % (l, " | ".join("%.0f" % d[str(s)] if str(s) in d else "-" for s in sizes)))
+    with open(os.path.join(HERE, "report.md.in")) as f:
+        tmpl = string.Template(f.read())
+    return tmpl.substitute(
+        generated=results["generated"], seconds=fmt(results["seconds"]),
+        versions=", ".join("%s %s" % kv for kv in results["versions"].items()) or "build/versions.txt missing",
+        table=table_txt,
+        summary="\n".join("* " + s for s in summary),
+        scenario_rows="\n".join(rows),
+        plot="![throughput](%s)" % img if img else "(no plot: %s)" % img_err,
+        sweep_table="\n".join(sweep),
+        claims="\n".join("* %s: **%s**." % (c["claim"], c["numbers"]) for c in results["claims"]),
+        boot_rows="\n".join(boots),
+        bench=bench_md or "(`make bench` has not been run: no benchmark figures.)",
+    )
+
+
+def render(results, report):
+    """Write table.txt, the plot and report.md; (plot file, why not)."""
+    records = results["scenarios"]
+    table_txt = text_table(records)
+    summary = summary_lines(results)
+    img, img_err = plot(results, report)
+    with open(os.path.join(report, "table.txt"), "w") as f:
+        f.write(table_txt + "\n\n" + "\n".join(summary) + "\n")
+    bench_md = None
+    if os.path.exists(os.path.join(report, "bench.md")):
+        with open(os.path.join(report, "bench.md")) as f:
+            bench_md = f.read().rstrip("\n")
+    with open(os.path.join(report, "report.md"), "w") as f:
+        f.write(report_md(results, table_txt, summary, img, img_err, bench_md))
+    return img, img_err

@@ -1,0 +1,346 @@
+"""The demo's one table: every boot, every scenario, what each must show
+(as code), how the plot labels it, and which of the seed's claims it backs.
+
+The seeds are Andi Kleen's patch "[1/3] Add 4GB DMA32 zone" (11 September
+2005, merged for 2.6.15), quoted as "the patch", and the LWN article
+"ZONE_DMA32" (Jonathan Corbet, 20 September 2005), quoted as "LWN".
+
+To add a scenario: add a Scenario to SCENARIOS (and a Boot to BOOTS if it
+needs a new guest configuration), with a check function that returns
+(as_expected, what it showed). Nothing else needs to know about it.
+"""
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+GIB4 = 1 << 32
+SWIOTLB = "/sys/kernel/debug/swiotlb/"
+DMA_DIRECT = "/sys/kernel/debug/dma_direct/"
+
+# The kernel counters (from kernel-patches/) dma32ctl reads right before
+# and right after each request. LEVELS are reported as they stand after the
+# request; the others as the request's delta.
+COUNTERS = {
+    "swiotlb_bounced": SWIOTLB + "io_tlb_bounced",
+    "swiotlb_bounced_bytes": SWIOTLB + "io_tlb_bounced_bytes_map",
+    "swiotlb_bounced_bytes_sync": SWIOTLB + "io_tlb_bounced_bytes_sync",
+    "swiotlb_full": SWIOTLB + "io_tlb_full",
+    "swiotlb_used": SWIOTLB + "io_tlb_used",
+    "swiotlb_used_hiwater": SWIOTLB + "io_tlb_used_hiwater",
+    "zone_dma_fallbacks": DMA_DIRECT + "zone_dma_fallbacks",
+}
+LEVELS = {"swiotlb_used", "swiotlb_used_hiwater"}
+
+
+@dataclass(frozen=True)
+class Boot:
+    name: str
+    machine: str          # QEMU machine: q35 puts 2 GiB below 4 GiB at -m 6G, pc 3 GiB
+    mem: str
+    kernel_args: str = ""
+    device_props: str = ""
+    qemu_args: str = ""
+    # Throughput sweep on this boot: {strategy: series name in SERIES}
+    sweep: dict = field(default_factory=dict)
+
+
+# page_alloc.shuffle=1 (CONFIG_SHUFFLE_PAGE_ALLOCATOR) randomises the free
+# lists at boot: a freshly booted buddy allocator hands out each zone from
+# its low end, so without it no ordinary page lands above 4 GiB with
+# dma32=off and no ZONE_DMA32 page lands above 2 GiB for the 31-bit device.
+# Its order is new at every boot: the rows that use it say so.
+BOOTS = [
+    Boot("today", "q35", "6G", "dma32demo.allow_unsafe=1",
+         sweep={"coherent": "coherent", "streaming": "streaming",
+                "streaming-dma32": "streaming-dma32", "user": "user"}),
+    Boot("nodma32", "q35", "6G", "dma32=off page_alloc.shuffle=1"),
+    Boot("iommu", "q35", "6G", "intel_iommu=on", qemu_args="-device intel-iommu,intremap=off",
+         sweep={"streaming": "streaming via IOMMU"}),
+    Boot("bits31", "pc", "6G", "page_alloc.shuffle=1", "dma-bits=31,ring-bits=31"),
+    Boot("bits31-2g", "pc", "6G", "dma32=2G page_alloc.shuffle=1", "dma-bits=31,ring-bits=31"),
+    Boot("ring32", "q35", "6G", "", "dma-bits=64,ring-bits=32"),
+]
+BOOT = {b.name: b for b in BOOTS}
+
+# The sweep's series and their plot labels.
+SERIES = {
+    "coherent": "coherent (DMA32, zeroed at alloc)",
+    "streaming": "streaming (pages >4G: bounced)",
+    "streaming-dma32": "streaming-dma32 (direct)",
+    "user": "user pages (>4G: bounced)",
+    "streaming via IOMMU": "streaming via IOMMU (no bounce)",
+}
+for _b in BOOTS:
+    assert set(_b.sweep.values()) <= set(SERIES), _b.name
+
+# The sweep: fill requests of SWEEP_TOTAL bytes per point, best of SWEEP_REPEAT.
+SWEEP_SIZES = [4096, 16384, 65536, 262144, 1 << 20, 4 << 20]
+SWEEP_TOTAL = 8 << 20
+SWEEP_REPEAT = 5
+
+
+def fmt(v):
+    return "n/a" if v is None else str(v)
+
+
+def yes(ok):
+    return "ok" if ok else "failed"
+
+
+def zone(info, name):
+    return ((info or {}).get("zones") or {}).get(name) or {}
+
+
+def bounced(rec):
+    """bounces: the kernel's counter when it exists, else the driver's"""
+    return rec["swiotlb_bounced"] if rec["swiotlb_bounced"] is not None else rec["driver_bounced"]
+
+
+# Expectations: check(rec, info) -> (as_expected, what it showed) ---------------
+
+def ex_direct(rec, info):
+    ok = rec["ok"] and bounced(rec) == 0 and rec["driver_bounced"] == 0
+    return ok, "%s, %s bounced, %s ZONE_DMA pages" % (yes(rec["ok"]), bounced(rec), rec["zone_dma_pages_used"])
+
+
+def ex_coherent_today(rec, info):
+    ok, txt = ex_direct(rec, info)
+    return ok and rec["zone_dma_pages_used"] == 0, txt
+
+
+def ex_streaming(rec, info):
+    above = rec["mappings_above_4g"]
+    ok = rec["ok"] and (above or 0) > 0 and bounced(rec) == above and rec["driver_bounced"] == above
+    return ok, "%s of %s mappings above 4 GiB, swiotlb bounced %s, driver bounced %s" % (
+        above, rec["mappings"], fmt(rec["swiotlb_bounced"]), rec["driver_bounced"])
+
+
+def ex_unsafe(rec, info):
+    ok = (not rec["ok"] and rec["errno"] == "EIO" and (rec["device_faults"] or 0) > 0
+          and rec["device_faults"] == rec["mappings_above_4g"])
+    return ok, "%s, %s device faults (first at %s), %s bytes written, %s of %s pages above 4 GiB" % (
+        rec["errno"], rec["device_faults"], hex(rec["fault_addr"] or 0), rec["bytes"],
+        rec["pages_above_4g"], rec["pages"])
+
+
+def ex_nodma32_coherent(rec, info):
+    held = rec.get("coherent_held") or 0
+    ok = (not rec["ok"] and rec["errno"] == "ENOMEM" and zone(info, "DMA32").get("present") == 0
+          and (rec["zone_dma_pages_used"] or 0) > 0)
+    return ok, "%s after %s of %s MiB (%s buffers, %s ZONE_DMA pages; ZONE_DMA manages %s pages)" % (
+        rec["errno"], round(held / 1048576.0, 1), rec["size"] * rec["count"] >> 20,
+        rec.get("buffers"), rec["zone_dma_pages_used"], zone(info, "DMA").get("managed"))
+
+
+def ex_nodma32_streaming(rec, info):
+    above = rec["mappings_above_4g"] or 0
+    ok = (rec["ok"] and above > 0 and bounced(rec) == above and rec["driver_bounced"] == above
+          and zone(info, "DMA32").get("present") == 0)
+    txt = "%s bounced of %s mappings (%s above 4 GiB)" % (fmt(bounced(rec)), rec["mappings"], above)
+    if rec["ok"] and above == 0:
+        txt += ("; every page came from ZONE_NORMAL below 4 GiB: a freshly booted buddy allocator hands out"
+                " a zone from its low end (page_alloc.shuffle: %s)" % fmt((info or {}).get("page_alloc_shuffle")))
+    return ok, txt
+
+
+def ex_nodma32_dma32(rec, info):
+    ok = rec["ok"] and bounced(rec) == 0 and rec["zone_dma_pages_used"] == rec["pages"]
+    return ok, "%s of %s pages from ZONE_DMA, %s bounced" % (
+        rec["zone_dma_pages_used"], rec["pages"], fmt(bounced(rec)))
+
+
+def ex_iommu(rec, info):
+    groups = (info or {}).get("iommu_groups") or 0
+    ok = rec["ok"] and bounced(rec) == 0 and (rec["pages_above_4g"] or 0) > 0 and groups > 0
+    return ok, "%s IOMMU groups, %s pages above 4 GiB, %s bounced" % (
+        groups, rec["pages_above_4g"], fmt(bounced(rec)))
+
+
+def ex_bits31(rec, info):
+    fb = rec["zone_dma_fallbacks"]
+    used = rec["zone_dma_pages_used"] or 0
+    ok = (rec["ok"] or rec["errno"] == "ENOMEM") and bounced(rec) == 0 and ((fb or 0) > 0 or used > 0)
+    txt = ("%s coherent allocation(s) landed above 2 GiB, failed dma_coherent_ok and fell back to ZONE_DMA"
+           " (%s ZONE_DMA pages)" % (fmt(fb), used))
+    if rec["errno"] == "ENOMEM":
+        txt += "; then ZONE_DMA was used up: ENOMEM after %s of %d MiB" % (
+            round((rec.get("coherent_held") or 0) / 1048576.0, 1), rec["size"] * rec["count"] >> 20)
+    if rec["ok"] and not fb and not used:
+        txt += ("; every buffer landed below 2 GiB: a freshly booted buddy allocator hands out ZONE_DMA32"
+                " from its low end, so nothing failed dma_coherent_ok (page_alloc.shuffle: %s)"
+                % fmt((info or {}).get("page_alloc_shuffle")))
+    return ok, txt
+
+
+def ex_bits31_2g(rec, info):
+    fb = rec["zone_dma_fallbacks"]
+    ok = rec["ok"] and bounced(rec) == 0 and (fb == 0 or fb is None) and rec["zone_dma_pages_used"] == 0
+    return ok, "%s fallbacks to ZONE_DMA, %s ZONE_DMA pages, %s DMA32 pages" % (
+        fmt(fb), rec["zone_dma_pages_used"], (rec.get("zone_pages") or {}).get("DMA32"))
+
+
+def ex_ring32(rec, info):
+    ring = ((info or {}).get("device") or {}).get("ring_dma")
+    ok = rec["ok"] and bounced(rec) == 0 and (rec["pages_above_4g"] or 0) > 0 and ring is not None and ring < GIB4
+    return ok, "ring at %s (below 4 GiB), %s data pages above 4 GiB, %s bounced" % (
+        hex(ring) if ring is not None else "?", rec["pages_above_4g"], fmt(bounced(rec)))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    boot: str
+    strategy: str
+    op: str
+    size: int
+    count: int
+    verify: bool
+    expect: str
+    check: Callable
+    # What the row backs: 'claim' (one of the seed's claims, see CLAIMS) or
+    # 'guarantee' (a DMA-API guarantee that cannot fail on a working kernel).
+    kind: str = "claim"
+
+
+M, K = 1 << 20, 1 << 10
+SCENARIOS = [
+    Scenario("dma32-coherent", "today", "coherent", "fill", M, 8, True,
+             "ok, 0 bounces, 0 ZONE_DMA pages", ex_coherent_today),
+    Scenario("dma32-streaming", "today", "streaming", "fill", M, 8, True,
+             "ok, swiotlb bounced == mappings above 4 GiB", ex_streaming),
+    Scenario("dma32-streaming-dma32", "today", "streaming-dma32", "fill", M, 8, True,
+             "ok, 0 bounces", ex_direct, "guarantee"),
+    Scenario("dma32-unsafe-raw", "today", "unsafe-raw", "fill", 64 * K, 4, True,
+             "EIO, device faults, nothing written above 4 GiB", ex_unsafe),
+    Scenario("dma32-coherent-64M", "today", "coherent", "fill", M, 64, False,
+             "64 MiB of 32-bit coherent memory: ok, 0 ZONE_DMA pages", ex_coherent_today),
+    Scenario("nodma32-coherent", "nodma32", "coherent", "fill", M, 64, False,
+             "dma32=off: ENOMEM once the 16 MiB ZONE_DMA is used up", ex_nodma32_coherent),
+    Scenario("nodma32-streaming", "nodma32", "streaming", "fill", M, 8, True,
+             "dma32=off: bounces", ex_nodma32_streaming),
+    Scenario("nodma32-streaming-dma32", "nodma32", "streaming-dma32", "fill", M, 4, True,
+             "dma32=off: GFP_DMA32 pages come from ZONE_DMA", ex_nodma32_dma32),
+    Scenario("iommu-streaming", "iommu", "streaming", "fill", M, 8, True,
+             "IOMMU: ok, 0 bounces, pages above 4 GiB", ex_iommu),
+    Scenario("bits31-coherent", "bits31", "coherent", "fill", M, 64, True,
+             "31-bit device, 4 GiB zone: allocations above 2 GiB fall back to ZONE_DMA", ex_bits31),
+    Scenario("bits31-dma32-2G-coherent", "bits31-2g", "coherent", "fill", M, 64, True,
+             "31-bit device, dma32=2G: ok from DMA32, 0 fallbacks", ex_bits31_2g),
+    Scenario("ring32-data64-streaming", "ring32", "streaming", "fill", M, 8, True,
+             "64-bit data, 32-bit ring: ring below 4 GiB, 0 bounces", ex_ring32),
+]
+for _s in SCENARIOS:
+    assert _s.boot in BOOT, "scenario %s names an unknown boot %s" % (_s.name, _s.boot)
+    assert _s.kind in ("claim", "guarantee"), _s.name
+
+
+# The seed's claims, each next to the numbers that show it ----------------------
+# claim(records_by_name, infos_by_boot, best_sweep) -> text, or None when the
+# numbers it needs are missing (a failed guest).
+
+def _ok(r):
+    return r is not None and r["guest_ok"]
+
+
+def claim_scarce(rec, infos, best):
+    dma = zone(infos.get("today"), "DMA")
+    if dma.get("managed") is None:
+        return None
+    txt = "ZONE_DMA manages %d pages (%.1f MiB) of a 6 GiB guest" % (dma["managed"], dma["managed"] * 4096 / 1048576.0)
+    nc = rec.get("nodma32-coherent")
+    if _ok(nc) and nc["coherent_held"] is not None:
+        txt += ("; with `dma32=off` a 32-bit driver asking for %d MiB of coherent memory got %.1f MiB"
+                " (`%s`, %s ZONE_DMA pages) (`nodma32-coherent`)" % (
+                    nc["size"] * nc["count"] >> 20, nc["coherent_held"] / 1048576.0, nc["errno"],
+                    nc["zone_dma_pages_used"]))
+    return txt
+
+
+def claim_below_4g(rec, infos, best):
+    dc, c64 = rec.get("dma32-coherent"), rec.get("dma32-coherent-64M")
+    if not _ok(dc):
+        return None
+    txt = "`dma32-coherent`: %s, %s bounces, %s ZONE_DMA pages, %s of %s pages below 4 GiB" % (
+        yes(dc["ok"]), fmt(dc["swiotlb_bounced"]), dc["zone_dma_pages_used"],
+        (dc["pages"] or 0) - (dc["pages_above_4g"] or 0), dc["pages"])
+    if _ok(c64):
+        txt += "; `dma32-coherent-64M`: 64 MiB of coherent memory %s with %s ZONE_DMA pages" % (
+            yes(c64["ok"]), c64["zone_dma_pages_used"])
+    return txt
+
+
+def ratio(best, a, b, size=1 << 20):
+    va, vb = best.get(a, {}).get(size), best.get(b, {}).get(size)
+    if not va or not vb:
+        return None
+    return round(va / vb, 1)
+
+
+def claim_slow(rec, infos, best):
+    r1 = ratio(best, "streaming-dma32", "streaming")
+    if r1 is None:
+        return None
+    txt = "at 1 MiB, streaming-dma32 (direct) %.0f MB/s vs streaming (bounced) %.0f MB/s: %.1fx" % (
+        best["streaming-dma32"][1 << 20], best["streaming"][1 << 20], r1)
+    ds = rec.get("dma32-streaming")
+    if _ok(ds):
+        txt += "; `dma32-streaming` bounced %s mappings / %s bytes through swiotlb" % (
+            fmt(ds["swiotlb_bounced"]), fmt(ds["swiotlb_bounced_bytes"]))
+    return txt
+
+
+def claim_iommu(rec, infos, best):
+    io = rec.get("iommu-streaming")
+    if not _ok(io):
+        return None
+    txt = "`iommu-streaming`: %s pages above 4 GiB reached the 32-bit device with %s bounces" % (
+        io["pages_above_4g"], fmt(io["swiotlb_bounced"]))
+    ri = ratio(best, "streaming-dma32", "streaming via IOMMU")
+    if ri is not None:
+        txt += "; at 1 MiB the IOMMU path ran at %.0f MB/s (direct: %.1fx that)" % (
+            best["streaming via IOMMU"][1 << 20], ri)
+    return txt
+
+
+def claim_rings(rec, infos, best):
+    rr = rec.get("ring32-data64-streaming")
+    if not _ok(rr):
+        return None
+    ring = ((infos.get("ring32") or {}).get("device") or {}).get("ring_dma")
+    return "`ring32-data64-streaming`: ring at %s (coherent, below 4 GiB), %s data pages above 4 GiB, %s bounced" % (
+        hex(ring) if ring is not None else "n/a", rr["pages_above_4g"], fmt(rr["swiotlb_bounced"]))
+
+
+def claim_2g(rec, infos, best):
+    b31, b2g = rec.get("bits31-coherent"), rec.get("bits31-dma32-2G-coherent")
+    if not (_ok(b31) and _ok(b2g)):
+        return None
+    return ("31-bit device asking for %d x 1 MiB coherent: with the 4 GiB zone %s allocations landed above 2 GiB"
+            " and fell back to ZONE_DMA (%s ZONE_DMA pages)%s; with `dma32=2G` the request was %s with %s"
+            " fallbacks (%s ZONE_DMA pages)" % (
+                b31["count"], fmt(b31["zone_dma_fallbacks"]), b31["zone_dma_pages_used"],
+                ", then `%s` after %.1f MiB" % (b31["errno"], (b31["coherent_held"] or 0) / 1048576.0)
+                if b31["errno"] else ", request ok",
+                yes(b2g["ok"]), fmt(b2g["zone_dma_fallbacks"]), b2g["zone_dma_pages_used"]))
+
+
+def claim_unsafe(rec, infos, best):
+    un = rec.get("dma32-unsafe-raw")
+    if not _ok(un):
+        return None
+    return "`dma32-unsafe-raw`: %s, %s device faults, %s bytes written" % (
+        un["errno"], un["device_faults"], un["bytes"])
+
+
+CLAIMS = [
+    ("\"`ZONE_DMA` is a small and scarce resource\" (LWN); \"device drivers had trouble getting enough"
+     " DMA able memory\" (the patch)", claim_scarce),
+    ("\"With the new zone pci_alloc_consistent can just put this stuff into memory below 4GB\" (the patch);"
+     " \"the generic DMA code [uses] the new zone ... with no additional work required\" (LWN)", claim_below_4g),
+    ("\"bounce buffers are slow\" (LWN)", claim_slow),
+    ("\"Drivers for such devices have been forced to use `ZONE_DMA`, the I/O memory management unit ..."
+     " or bounce buffers\" (LWN)", claim_iommu),
+    ("\"hardware who has full memory addressing for >4GB misses it for some control structures in memory"
+     " (like transmit rings)\" (the patch)", claim_rings),
+    ("\"One argument was still if the zone should be 4GB or 2GB\" (the patch)", claim_2g),
+    ("(why the DMA API matters) a driver that hands a 32-bit device raw addresses", claim_unsafe),
+]
