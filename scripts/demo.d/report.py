@@ -243,6 +243,8 @@ def make_record(spec, meta, info, run, failure):
         "swiotlb_bounced_bytes": delta(run, "io_tlb_bounced_bytes_map"),
         "swiotlb_bounced_bytes_sync": delta(run, "io_tlb_bounced_bytes_sync"),
         "swiotlb_full": delta(run, "io_tlb_full"),
+        "swiotlb_too_big": delta(run, "io_tlb_too_big"),
+        "swiotlb_align_fail": delta(run, "io_tlb_align_fail"),
         "zone_dma_fallbacks": delta(run, "zone_dma_fallbacks"),
         "driver_bounced": res.get("bounced"),
         "driver_bounced_bytes": res.get("bounced_bytes"),
