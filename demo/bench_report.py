@@ -37,6 +37,47 @@ def read(path):
         return f.read().strip()
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if not n:
+        return None
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2.0
+
+
+def counter_cost(raw):
+    """The A/B of the swiotlb counters: per side (on, off) and thread count,
+    the median and the spread (max - min) over the boots of map + unmap us."""
+    threads = [int(t) for t in read(os.path.join(raw, "ab.threads")).split()] or [1]
+    sides = {}
+    for side in ("on", "off"):
+        runs = sorted(f for f in os.listdir(raw) if f.startswith("ab-%s-" % side) and f.endswith(".jsonl"))
+        for t in threads:
+            vals, bounced = [], []
+            for f in runs:
+                m = next((r for r in lines(os.path.join(raw, f))
+                          if r.get("type") == "map" and r.get("threads", 1) == t and r.get("rc") == 0
+                          and r.get("map_us") is not None), None)
+                if m:
+                    vals.append(round(m["map_us"] + m["unmap_us"], 2))
+                    bounced.append(m.get("swiotlb_bounced"))
+            sides[(side, t)] = {"side": side, "threads": t, "runs": len(vals), "map_unmap_us": vals,
+                                "median_us": round(median(vals), 2) if vals else None,
+                                "spread_us": round(max(vals) - min(vals), 2) if vals else None,
+                                "swiotlb_bounced": bounced}
+    out = []
+    for t in threads:
+        on, off = sides[("on", t)], sides[("off", t)]
+        diff = None
+        if on["median_us"] is not None and off["median_us"]:
+            diff = round(on["median_us"] - off["median_us"], 2)
+        out.append({"threads": t, "on": on, "off": off, "median_diff_us": diff,
+                    "median_diff_pct": round(100.0 * diff / off["median_us"], 1) if diff is not None else None,
+                    "within_spread": (abs(diff) <= max(on["spread_us"], off["spread_us"]))
+                    if diff is not None else None})
+    return out
+
+
 def main():
     raw, report, versions_txt, seconds = sys.argv[1:5]
     copy = lines(os.path.join(raw, "copy.json"))
@@ -86,6 +127,7 @@ def main():
         "guests": guests,
         "dma_map_benchmark": maps,
         "driver": driver,
+        "counter_cost": counter_cost(raw),
     }
 
     def mget(guest, bits, g):
@@ -174,6 +216,23 @@ def main():
                           summary["driver_4k_us_per_mapping_bounced"], summary["driver_4k_us_per_mapping_direct"],
                           summary["driver_4k_bounce_cost_us"]))
     md.append("")
+    md.append("### What the swiotlb counters cost")
+    md.append("")
+    md.append("`dma_map_benchmark`, 32-bit mask, 4 KiB mappings that all bounce (6 GiB guest), %s s per run, one boot per run, "
+              "the same kernel booted alternately with the counters on and with `swiotlb_stats=off`. Map + unmap us per "
+              "mapping: median over the runs, spread = max - min." % seconds)
+    md.append("")
+    md.append("| threads | counters on: median (spread) | off: median (spread) | on - off | runs | within spread? |")
+    md.append("|--:|--:|--:|--:|--:|---|")
+    for c in bench["counter_cost"]:
+        md.append("| %s | %s (%s) | %s (%s) | %s us (%s%%) | %s / %s | %s |" % (
+            c["threads"], f(c["on"]["median_us"]), f(c["on"]["spread_us"]), f(c["off"]["median_us"]),
+            f(c["off"]["spread_us"]), f(c["median_diff_us"]), f(c["median_diff_pct"]), c["on"]["runs"],
+            c["off"]["runs"], {True: "yes", False: "no", None: "-"}[c["within_spread"]]))
+    if [c["threads"] for c in bench["counter_cost"]] == [1]:
+        md.append("")
+        md.append("One thread only: the guest kernel is built without CONFIG_SMP, so a second vCPU would sit idle.")
+    md.append("")
     text = "\n".join(md)
     with open(os.path.join(report, "bench.md"), "w") as fh:
         fh.write(text)
@@ -197,6 +256,11 @@ def main():
     for g, v in guests.items():
         if not v["ok"]:
             print("guest %s failed: %s (log: %s)" % (g, v["error"], v["log"]))
+    for c in bench["counter_cost"]:
+        print("swiotlb counters, %d thread(s), map+unmap us: on %s (spread %s, %d runs), off %s (spread %s, %d runs), "
+              "on - off %s us (%s%%)" % (c["threads"], f(c["on"]["median_us"]), f(c["on"]["spread_us"]), c["on"]["runs"],
+                                         f(c["off"]["median_us"]), f(c["off"]["spread_us"]), c["off"]["runs"],
+                                         f(c["median_diff_us"]), f(c["median_diff_pct"])))
     print("Wrote %s/bench.json and bench.md" % report)
 
 

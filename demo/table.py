@@ -23,7 +23,9 @@ COUNTERS = {
     "swiotlb_bounced": SWIOTLB + "io_tlb_bounced",
     "swiotlb_bounced_bytes": SWIOTLB + "io_tlb_bounced_bytes_map",
     "swiotlb_bounced_bytes_sync": SWIOTLB + "io_tlb_bounced_bytes_sync",
-    "swiotlb_full": SWIOTLB + "io_tlb_full",
+    "swiotlb_full": SWIOTLB + "io_tlb_full",               # refused: pool full
+    "swiotlb_too_big": SWIOTLB + "io_tlb_too_big",         # refused: larger than a segment
+    "swiotlb_align_fail": SWIOTLB + "io_tlb_align_fail",   # refused: no slot at that alignment
     "swiotlb_used": SWIOTLB + "io_tlb_used",
     "swiotlb_used_hiwater": SWIOTLB + "io_tlb_used_hiwater",
     "zone_dma_fallbacks": DMA_DIRECT + "zone_dma_fallbacks",
