@@ -45,6 +45,8 @@ def guest_command(boot, scenarios, sweep):
         cmd.append("echo '@@ls %s'; ls %s 2>/dev/null" % (d, d))
     # The boot line of the dma32= patch, shown as it is (display only).
     cmd.append("echo '@@file dmesg:ZONE_DMA32'; dmesg | grep -o 'ZONE_DMA32: .*' | tail -n 1")
+    # Where the swiotlb pool lies: the kernel says so only in its boot log.
+    cmd.append("echo '@@file dmesg:swiotlb'; dmesg | grep -o 'software IO TLB: mapped \\[mem [^]]*\\]' | tail -n 1")
     cmd.append(run_command("info", "info"))
     for s in scenarios:
         args = "run --strategy %s --op %s --size %d --count %d%s %s" % (
@@ -78,6 +80,8 @@ def collect(raw, scenarios, sweep, guest_opts, top, on_boot=None):
             args += ["--device-props", boot.device_props]
         if boot.qemu_args:
             args += ["--qemu-args", boot.qemu_args]
+        if boot.allow_log:
+            args += ["--allow-log", boot.allow_log]
         args += ["--run", guest_command(boot, mine, sweep)]
         with open(os.path.join(raw, boot.name + ".out"), "w") as out, \
                 open(os.path.join(raw, boot.name + ".err"), "w") as err:

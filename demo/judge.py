@@ -6,6 +6,7 @@ null, and a guest that failed says why from run-guest's status file.
 """
 import json
 import os
+import re
 import time
 
 from . import table
@@ -24,13 +25,22 @@ def parse_sections(text):
 
 
 def parse_zoneinfo(lines):
-    """{zone: {free, present, managed, spanned, start_pfn}}, summed over nodes."""
+    """{zone: {free, present, managed, spanned, start_pfn, min, low, high,
+    protection}}, summed over nodes (Node 0's protection)."""
     zones, z = {}, None
     for line in lines:
         w = line.split()
+        if z is not None and w[:1] == ["protection:"]:
+            if zones[z].get("protection") is None:
+                zones[z]["protection"] = [int(x) for x in re.findall(r"\d+", line)]
+            continue
+        if z is not None and len(w) == 2 and w[0] in ("min", "low", "high") and w[1].isdigit():
+            zones[z][w[0]] = (zones[z].get(w[0]) or 0) + int(w[1])
+            continue
         if len(w) >= 4 and w[0] == "Node" and w[2] == "zone":
             z = w[3]
-            zones.setdefault(z, {k: None for k in ("free", "present", "managed", "spanned", "start_pfn")})
+            zones.setdefault(z, {k: None for k in ("free", "present", "managed", "spanned", "start_pfn",
+                                                   "min", "low", "high", "protection")})
             continue
         if z is None or len(w) < 2:
             continue
@@ -72,7 +82,7 @@ def load_boot(raw, boot):
             text = f.read()
     sections = parse_sections(text)
     info = {"zones": {}, "counters_present": [], "iommu_groups": 0, "page_alloc_shuffle": None,
-            "cmdline": None, "zone_layout_line": None, "device": None}
+            "cmdline": None, "zone_layout_line": None, "device": None, "swiotlb_pool": None}
     runs, sweep, done = {}, [], False
     for i, (kind, args, lines) in enumerate(sections):
         nxt = sections[i + 1] if i + 1 < len(sections) else None
@@ -86,6 +96,9 @@ def load_boot(raw, boot):
         elif kind == "file" and args.endswith("page_alloc/parameters/shuffle"):
             v = " ".join(lines).strip()
             info["page_alloc_shuffle"] = None if not v else v in ("Y", "1")
+        elif kind == "file" and args == "dmesg:swiotlb":
+            m = re.search(r"\[mem (0x[0-9a-f]+)-(0x[0-9a-f]+)\]", " ".join(lines))
+            info["swiotlb_pool"] = {"start": int(m.group(1), 16), "end": int(m.group(2), 16)} if m else None
         elif kind == "file" and args == "dmesg:ZONE_DMA32":
             info["zone_layout_line"] = (lines[0].strip() if lines else "") or None
         elif kind == "ls" and args == "/sys/kernel/iommu_groups":
@@ -159,6 +172,9 @@ def make_record(s, info, run, failure, status):
         "machine": boot.machine, "mem": boot.mem, "kernel_args": boot.kernel_args,
         "device_props": boot.device_props, "qemu_args": boot.qemu_args,
         "shuffle": "random" if "page_alloc.shuffle=1" in boot.kernel_args.split() else None,
+        "pressure": False,
+        "repeats": 1,
+        "zone_protection": {z: v.get("protection") for z, v in ((info or {}).get("zones") or {}).items()},
         "strategy": s.strategy, "op": s.op, "size": s.size, "count": s.count, "verify": s.verify,
         "ok": bool(res.get("ok")) if failure is None and run else False,
         "errno": res.get("errno"),
@@ -175,6 +191,7 @@ def make_record(s, info, run, failure, status):
         "mappings": res.get("mappings"), "mappings_above_4g": res.get("mappings_above_4g"),
         "bytes": res.get("bytes"), "ns": res.get("ns"), "buffers": res.get("buffers"),
         "fault_addr": res.get("fault_addr"), "coherent_held": res.get("coherent_held"),
+        "cpu_ns": res.get("cpu_ns"),
         "stderr": (run or {}).get("stderr") or None,
         "guest_ok": failure is None, "guest_error": failure,
         "log": (status or {}).get("console_log"),
@@ -182,6 +199,13 @@ def make_record(s, info, run, failure, status):
     }
     for key in table.COUNTERS:
         rec[key] = counter(res, key)
+    # Bounce cost in units that carry over to real hardware: bytes swiotlb
+    # copied per byte the request moved, and guest CPU time per MiB.
+    copied = [rec["swiotlb_bounced_bytes"], rec["swiotlb_bounced_bytes_sync"]]
+    rec["copied_per_byte"] = (round(sum(copied) / rec["bytes"], 3)
+                              if rec["bytes"] and None not in copied else None)
+    rec["cpu_ms_per_mib"] = (round(rec["cpu_ns"] / 1e6 / (rec["bytes"] / 1048576.0), 3)
+                             if rec["cpu_ns"] and rec["bytes"] else None)
     if failure is not None or not run:
         rec["as_expected"] = False
         rec["showed"] = ("guest failed: %s" % failure if failure else
@@ -249,6 +273,7 @@ def judge(raw, versions_txt):
                       "zones": (i or {}).get("zones"), "device": (i or {}).get("device"),
                       "iommu_groups": (i or {}).get("iommu_groups"),
                       "page_alloc_shuffle": (i or {}).get("page_alloc_shuffle"),
+                      "swiotlb_pool": (i or {}).get("swiotlb_pool"),
                       "seconds": (boots[b][3] or {}).get("seconds"),
                       "error": boots[b][2], "log": (boots[b][3] or {}).get("console_log")}
                   for b, i in infos.items()},

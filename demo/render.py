@@ -32,6 +32,8 @@ COLS = [
     ("DMA fallbacks", lambda r: fmt(r["zone_dma_fallbacks"])),
     ("pages >4G", lambda r: fmt(r["pages_above_4g"])),
     ("MB/s", lambda r: "-" if r["mbps"] is None else "%.0f" % r["mbps"]),
+    ("copied/B", lambda r: "-" if r.get("copied_per_byte") is None else "%.2f" % r["copied_per_byte"]),
+    ("cpu ms/MiB", lambda r: "-" if r.get("cpu_ms_per_mib") is None else "%.1f" % r["cpu_ms_per_mib"]),
     ("backs", lambda r: r["kind"]),
     ("expected?", lambda r: {True: "yes", False: "NO", None: "?"}[r["as_expected"]]),
 ]
