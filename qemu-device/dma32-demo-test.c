@@ -1322,6 +1322,200 @@ static void test_iommu(void)
     dev_stop(d);
 }
 
+/*
+ * The device behind a pcie-root-port at 04.0, on bus 1, with native PCIe
+ * hotplug (ACPI hotplug off, as before QEMU 6.1), so that the guest's
+ * Slot Control powers the slot off and unplugs what is in it.
+ * MMCONFIG is enabled at its q35 default address so that a descriptor can
+ * aim DMA at the root port's own registers; the port forwards the first
+ * 16 MiB from 0xe0000000, where libqos places BAR0.
+ */
+#define MMCFG_BASE          0xb0000000ULL
+#define MCH_PCIEXBAR        0x60
+#define RP_DEVFN            QPCI_DEVFN(4, 0)
+
+typedef struct Port {
+    Dev *d;
+    QPCIDevice *rp;
+    uint64_t mmcfg;     /* the root port's config space in MMCONFIG */
+    uint8_t exp;        /* its PCI Express capability */
+} Port;
+
+static Port *port_start(void)
+{
+    g_auto(GStrv) fw = firmware_dirs();
+    g_autofree char *fw_args = g_strjoinv(" ", fw);
+    Port *p = g_new0(Port, 1);
+    QPCIDevice *mch;
+    Dev *d;
+
+    d = p->d = g_new0(Dev, 1);
+    d->qts = qtest_initf("%s -M q35 -m 6G -nodefaults "
+                         "-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off "
+                         "-device pcie-root-port,id=rp,chassis=1,addr=04.0 "
+                         "-device dma32-demo,id=d0,bus=rp,addr=00.0",
+                         fw_args);
+    d->bus = qpci_new_pc(d->qts, NULL);
+    mch = qpci_device_find(d->bus, QPCI_DEVFN(0, 0));
+    g_assert(mch);
+    qpci_config_writel(mch, MCH_PCIEXBAR + 4, 0);
+    qpci_config_writel(mch, MCH_PCIEXBAR, MMCFG_BASE | 1);
+    g_free(mch);
+
+    p->rp = qpci_device_find(d->bus, RP_DEVFN);
+    g_assert(p->rp);
+    qpci_config_writeb(p->rp, PCI_PRIMARY_BUS, 0);
+    qpci_config_writeb(p->rp, PCI_SECONDARY_BUS, 1);
+    qpci_config_writeb(p->rp, PCI_SUBORDINATE_BUS, 1);
+    qpci_config_writew(p->rp, PCI_MEMORY_BASE, 0xe000);
+    qpci_config_writew(p->rp, PCI_MEMORY_LIMIT, 0xe0f0);
+    qpci_config_writew(p->rp, PCI_PREF_MEMORY_BASE, 0xfff0);
+    qpci_config_writew(p->rp, PCI_PREF_MEMORY_LIMIT, 0);
+    qpci_config_writew(p->rp, PCI_COMMAND,
+                       PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    p->exp = qpci_find_capability(p->rp, PCI_CAP_ID_EXP, 0);
+    g_assert(p->exp);
+    p->mmcfg = MMCFG_BASE + ((uint64_t)RP_DEVFN << 12);
+    g_assert_cmphex(qtest_readw(d->qts, p->mmcfg + PCI_VENDOR_ID), ==,
+                    qpci_config_readw(p->rp, PCI_VENDOR_ID));
+
+    /* bus 1, device 0: the bus number rides in bits 15:8 of devfn */
+    d->pdev = qpci_device_find(d->bus, 1 << 8 | QPCI_DEVFN(0, 0));
+    g_assert(d->pdev);
+    qpci_device_enable(d->pdev);
+    d->bar = qpci_iomap(d->pdev, 0, NULL);
+    g_assert_cmphex(d->bar.addr, >=, 0xe0000000ULL);
+    g_assert_cmphex(d->bar.addr, <, 0xe1000000ULL);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
+    return p;
+}
+
+static void port_stop(Port *p)
+{
+    g_free(p->rp);
+    dev_stop(p->d);
+    g_free(p);
+}
+
+/*
+ * Ring a COPY of @len bytes of @val (little endian, the rest zero) into
+ * the root port's config space at @reg, followed by three FILLs into
+ * canaried RAM: the COPY reconfigures the port from inside the device's
+ * bottom half, with work still queued behind it.
+ */
+static void port_ring_copy_to_config(Port *p, uint32_t reg, uint32_t val,
+                                     uint32_t len)
+{
+    Dev *d = p->d;
+    uint8_t src[16] = { 0 };
+    Desc x[4];
+    unsigned i;
+
+    g_assert_cmpuint(len, <=, sizeof(src));
+    stl_le_p(src, val);
+    qtest_memwrite(d->qts, BUF_B, src, sizeof(src));
+    x[0] = (Desc) { .op = DMA32_DEMO_OP_COPY, .len = len, .src = BUF_B,
+                    .dst = p->mmcfg + reg };
+    for (i = 1; i < ARRAY_SIZE(x); i++) {
+        x[i] = (Desc) { .op = DMA32_DEMO_OP_FILL, .len = 4096,
+                        .dst = BUF_A + i * 8192, .seed = i };
+        canary_set(d, BUF_A + i * 8192, 4096);
+    }
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    for (i = 0; i < ARRAY_SIZE(x); i++) {
+        desc_write(d, i, &x[i]);
+    }
+    wr(d, DMA32_DEMO_REG_DOORBELL, ARRAY_SIZE(x));
+}
+
+static bool qom_exists(QTestState *qts, const char *path)
+{
+    QDict *rsp = qtest_qmp(qts, "{'execute': 'qom-get', 'arguments': "
+                           "{'path': %s, 'property': 'type'}}", path);
+    bool found = qdict_haskey(rsp, "return");
+
+    qobject_unref(rsp);
+    return found;
+}
+
+/*
+ * Powering the slot off from inside a COPY (Slot Control: power controller
+ * off, power indicator off) unplugs and unrealizes the device while its
+ * bottom half is in the middle of the transfer.  QEMU must survive it: no
+ * access to freed memory (the ASan build catches one), no completion
+ * written and nothing more done for the queued descriptors.
+ */
+static void test_unplug_in_copy(void)
+{
+    Port *p = port_start();
+    Dev *d = p->d;
+    gint64 deadline = g_get_monotonic_time() + WAIT_SECONDS * G_USEC_PER_SEC;
+    Done done;
+    unsigned i;
+
+    port_ring_copy_to_config(p, p->exp + PCI_EXP_SLTCTL, PCI_EXP_SLTCTL_PCC |
+                             PCI_EXP_SLTCTL_PWR_IND_OFF, 16);
+    while (qom_exists(d->qts, "/machine/peripheral/d0")) {
+        g_assert(g_get_monotonic_time() < deadline);
+        g_usleep(1000);
+    }
+    /* the port is still there and QEMU still answers */
+    g_assert(qom_exists(d->qts, "/machine/peripheral/rp"));
+    qobject_unref(qtest_qmp(d->qts, "{'execute': 'query-pci'}"));
+    g_assert_cmphex(qpci_config_readw(p->rp, PCI_VENDOR_ID), !=, 0xffff);
+    for (i = 0; i < 4; i++) {
+        desc_read(d, i, &done);
+        g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_PENDING);
+        if (i) {
+            canary_check(d, BUF_A + i * 8192, 4096);
+        }
+    }
+    port_stop(p);
+}
+
+/*
+ * A secondary bus reset of the parent port, from inside a COPY, resets
+ * the device in the middle of a descriptor: afterwards it must be exactly
+ * as reset left it (no completion written, no counter, HEAD 0, no
+ * interrupt, nothing latched), and the queued FILLs must not run.
+ */
+static void test_bus_reset_in_copy(void)
+{
+    Port *p = port_start();
+    Dev *d = p->d;
+    gint64 deadline = g_get_monotonic_time() + WAIT_SECONDS * G_USEC_PER_SEC;
+    uint64_t bar = d->bar.addr;
+    Done done;
+    unsigned i;
+
+    port_ring_copy_to_config(p, PCI_BRIDGE_CONTROL, PCI_BRIDGE_CTL_BUS_RESET,
+                             2);
+    /* the reset clears the device's command register */
+    while (qpci_config_readw(d->pdev, PCI_COMMAND) & PCI_COMMAND_MEMORY) {
+        g_assert(g_get_monotonic_time() < deadline);
+        g_usleep(1000);
+    }
+    qpci_config_writew(p->rp, PCI_BRIDGE_CONTROL, 0);
+    qpci_config_writel(d->pdev, PCI_BASE_ADDRESS_0, bar);
+    qpci_device_enable(d->pdev);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
+    check_idle(d);
+    for (i = 0; i < 4; i++) {
+        desc_read(d, i, &done);
+        g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_PENDING);
+        if (i) {
+            canary_check(d, BUF_A + i * 8192, 4096);
+        }
+    }
+
+    /* and it works again */
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 4096, 0, BUF_A, 5);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A, 4096, 5);
+    port_stop(p);
+}
+
 /* Randomized register and descriptor operations */
 
 static uint64_t pick_addr(GRand *r, Dev *d)
@@ -1666,6 +1860,8 @@ int main(int argc, char **argv)
     qtest_add_func("/dma32-demo/malformed", test_malformed);
     qtest_add_func("/dma32-demo/big-batch", test_big_batch);
     qtest_add_func("/dma32-demo/iommu", test_iommu);
+    qtest_add_func("/dma32-demo/unplug-in-copy", test_unplug_in_copy);
+    qtest_add_func("/dma32-demo/bus-reset-in-copy", test_bus_reset_in_copy);
     qtest_add_func("/dma32-demo/migrate", test_migrate);
     qtest_add_func("/dma32-demo/random", test_random);
     return g_test_run();

@@ -68,8 +68,14 @@ struct DMA32DemoState {
     MemoryRegion mmio;
     QEMUBH *bh;
     VMChangeStateEntry *vmse;
-    uint8_t *bounce;
     bool busy;                  /* reentrancy guard (DMA/MSI into our BAR) */
+    /*
+     * Bumped by reset and unrealize.  A DMA or MSI write of the bottom
+     * half can reach a register that resets the device or unplugs it (a
+     * bridge's Secondary Bus Reset, a root port's Slot Control), so the
+     * bottom half compares it after each access and stops when it moved.
+     */
+    uint32_t gen;
     uint32_t (*crc32c)(uint32_t crc, const uint8_t *buf, size_t len);
 
     /* Properties */
@@ -93,6 +99,14 @@ struct DMA32DemoState {
     uint32_t fault_info;
     uint64_t cnt[DMA32_DEMO_NR_COUNTERS];
     uint64_t cnt_snap[DMA32_DEMO_NR_COUNTERS];
+
+    /*
+     * Bounce buffer for memory that cannot be mapped (MMIO, IOMMU misses).
+     * Part of the state, not a separate allocation: a DMA write that
+     * unplugs the device is still reading it when unrealize runs, and the
+     * bottom half holds a reference to the state across its run.
+     */
+    uint8_t bounce[DMA32_DEMO_BOUNCE_SIZE];
 };
 
 /* Result of one descriptor */
@@ -101,6 +115,8 @@ typedef struct DMA32DemoDone {
     uint32_t result;
     uint32_t source;            /* DMA32_DEMO_FAULT_SRC_* on error */
     uint64_t fault_addr;
+    uint32_t gen;               /* DMA32DemoState.gen when it started */
+    bool gone;                  /* reset or unplugged under it: abandon */
 } DMA32DemoDone;
 
 static const char *const dma32_demo_counter_names[DMA32_DEMO_NR_COUNTERS] = {
@@ -307,6 +323,18 @@ static void dma32_demo_ring_error(DMA32DemoState *s, uint32_t status,
 /* Data movement */
 
 /*
+ * Did the access just made reset or unrealize the device?  Then the
+ * descriptor is abandoned: no further access, no completion, no interrupt.
+ */
+static bool dma32_demo_stale(DMA32DemoState *s, DMA32DemoDone *d)
+{
+    if (s->gen != d->gen) {
+        d->gone = true;
+    }
+    return d->gone;
+}
+
+/*
  * Map [bus, bus + *len) if it is directly accessible RAM; return NULL (and
  * leave *len alone) when it is not, so that the caller goes through the
  * checked pci_dma_read/write path and sees every MemTxResult.
@@ -372,6 +400,9 @@ static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t dst, uint64_t len,
             if (r == MEMTX_OK) {
                 dma32_demo_pattern(s->bounce, seed, off, n);
                 r = pci_dma_write(pdev, bus, s->bounce, n);
+                if (dma32_demo_stale(s, d)) {
+                    return;
+                }
             }
             if (r != MEMTX_OK) {
                 d->status = DMA32_DEMO_ST_BUS_ERROR;
@@ -409,6 +440,9 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
             trace_dma32_demo_dma(bus, n, 0, 0);
             if (r == MEMTX_OK) {
                 r = pci_dma_read(pdev, bus, s->bounce, n);
+                if (dma32_demo_stale(s, d)) {
+                    return;
+                }
             }
             if (r != MEMTX_OK) {
                 d->status = DMA32_DEMO_ST_BUS_ERROR;
@@ -463,6 +497,9 @@ static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t src, uint64_t dst,
             n = MIN(n, DMA32_DEMO_BOUNCE_SIZE);
             trace_dma32_demo_dma(sbus, n, 0, 0);
             r = pci_dma_read(pdev, sbus, s->bounce, n);
+            if (dma32_demo_stale(s, d)) {
+                return;
+            }
             if (r != MEMTX_OK) {
                 d->status = DMA32_DEMO_ST_BUS_ERROR;
                 d->source = DMA32_DEMO_FAULT_SRC_SRC;
@@ -472,6 +509,9 @@ static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t src, uint64_t dst,
             s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
             trace_dma32_demo_dma(dbus, n, 1, 0);
             r = pci_dma_write(pdev, dbus, s->bounce, n);
+            if (dma32_demo_stale(s, d)) {
+                return;
+            }
             if (r != MEMTX_OK) {
                 d->status = DMA32_DEMO_ST_BUS_ERROR;
                 d->source = DMA32_DEMO_FAULT_SRC_DST;
@@ -555,14 +595,16 @@ static uint64_t dma32_demo_desc_bus(DMA32DemoState *s, uint64_t *addr)
 
 /*
  * Fetch, execute and complete the descriptor at HEAD.  Returns the number
- * of data bytes it asked for, or -1 when the ring halted.
+ * of data bytes it asked for, or -1 when the ring halted or the device was
+ * reset or unplugged by one of the descriptor's own accesses (then nothing
+ * more is done: the state belongs to reset, or to unrealize).
  */
 static int64_t dma32_demo_process_one(DMA32DemoState *s)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     uint8_t raw[DMA32_DEMO_DESC_SIZE];
     uint8_t wb[DMA32_DEMO_DESC_SIZE];
-    DMA32DemoDone d = { .status = DMA32_DEMO_ST_OK };
+    DMA32DemoDone d = { .status = DMA32_DEMO_ST_OK, .gen = s->gen };
     uint64_t addr, bus, src, dst, seed;
     uint32_t idx = s->head, op, len;
     MemTxResult r;
@@ -574,6 +616,9 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
         return -1;
     }
     r = pci_dma_read(pdev, bus, raw, sizeof(raw));
+    if (dma32_demo_stale(s, &d)) {
+        return -1;
+    }
     if (r != MEMTX_OK) {
         dma32_demo_ring_error(s, DMA32_DEMO_ST_BUS_ERROR, bus);
         return -1;
@@ -595,6 +640,9 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
         d.fault_addr = addr;
     } else {
         dma32_demo_execute(s, op, len, src, dst, seed, &d);
+        if (d.gone) {
+            return -1;
+        }
     }
 
     if (d.status != DMA32_DEMO_ST_OK) {
@@ -605,9 +653,15 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
     stl_le_p(wb, d.result);
     stq_le_p(wb + 4, d.status == DMA32_DEMO_ST_OK ? 0 : d.fault_addr);
     r = pci_dma_write(pdev, bus + DMA32_DEMO_DESC_STATUS_OFF + 4, wb, 12);
+    if (dma32_demo_stale(s, &d)) {
+        return -1;
+    }
     if (r == MEMTX_OK) {
         stl_le_p(wb, d.status);
         r = pci_dma_write(pdev, bus + DMA32_DEMO_DESC_STATUS_OFF, wb, 4);
+        if (dma32_demo_stale(s, &d)) {
+            return -1;
+        }
     }
     if (r != MEMTX_OK) {
         dma32_demo_ring_error(s, DMA32_DEMO_ST_BUS_ERROR, bus);
@@ -619,14 +673,19 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
         s->cnt[DMA32_DEMO_CNT_COMPLETED]++;
     }
     s->head = (s->head + 1) & (s->ring_size - 1);
+    /* An MSI is a DMA write too, and may land anywhere */
     dma32_demo_raise(s, DMA32_DEMO_INT_DONE |
                      (d.status == DMA32_DEMO_ST_OK ? 0 : DMA32_DEMO_INT_ERROR));
+    if (dma32_demo_stale(s, &d)) {
+        return -1;
+    }
     return op >= DMA32_DEMO_OP_FILL && op <= DMA32_DEMO_OP_COPY ? len : 0;
 }
 
 static void dma32_demo_bh(void *opaque)
 {
     DMA32DemoState *s = opaque;
+    uint32_t gen = s->gen;
     uint32_t descs = 0;
     uint64_t bytes = 0;
     bool again = false;
@@ -635,8 +694,14 @@ static void dma32_demo_bh(void *opaque)
         qemu_bh_schedule(s->bh);
         return;
     }
+    /*
+     * Unrealize may run inside one of our accesses; the state it would
+     * free must outlive this run.  After it (or a reset), s->gen differs
+     * and the loop stops without touching the bottom half or config space.
+     */
+    object_ref(OBJECT(s));
     s->busy = true;
-    while (dma32_demo_can_run(s)) {
+    while (s->gen == gen && dma32_demo_can_run(s)) {
         int64_t n;
 
         if (descs >= DMA32_DEMO_BH_MAX_DESCS ||
@@ -655,11 +720,12 @@ static void dma32_demo_bh(void *opaque)
     }
     s->busy = false;
     trace_dma32_demo_bh(descs, bytes, again);
+    object_unref(OBJECT(s));
 }
 
 static void dma32_demo_kick(DMA32DemoState *s)
 {
-    if (dma32_demo_can_run(s)) {
+    if (s->bh && dma32_demo_can_run(s)) {
         qemu_bh_schedule(s->bh);
     }
 }
@@ -699,7 +765,10 @@ static void dma32_demo_ring_reprogrammed(DMA32DemoState *s)
 static void dma32_demo_reset_state(DMA32DemoState *s)
 {
     trace_dma32_demo_reset();
-    qemu_bh_cancel(s->bh);
+    s->gen++;
+    if (s->bh) {
+        qemu_bh_cancel(s->bh);
+    }
     s->ctrl = 0;
     s->int_status = 0;
     s->int_mask = 0;
@@ -821,6 +890,7 @@ static void dma32_demo_mmio_write(void *opaque, hwaddr addr, uint64_t val,
                                   unsigned size)
 {
     DMA32DemoState *s = opaque;
+    uint32_t gen = s->gen;
     uint32_t old;
 
     if (s->busy) {
@@ -886,7 +956,10 @@ static void dma32_demo_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     }
 
     s->busy = false;
-    dma32_demo_kick(s);
+    /* Not after a reset, or an unplug by our own MSI */
+    if (s->gen == gen) {
+        dma32_demo_kick(s);
+    }
 }
 
 static const MemoryRegionOps dma32_demo_mmio_ops = {
@@ -963,7 +1036,6 @@ static void dma32_demo_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->mmio);
 
     dma32_demo_select_crc(s);
-    s->bounce = g_malloc(DMA32_DEMO_BOUNCE_SIZE);
     s->bh = qemu_bh_new(dma32_demo_bh, s);
     s->vmse = qdev_add_vm_change_state_handler(DEVICE(s),
                                                dma32_demo_vm_state_change, s);
@@ -973,9 +1045,11 @@ static void dma32_demo_exit(PCIDevice *pdev)
 {
     DMA32DemoState *s = DMA32_DEMO(pdev);
 
+    /* Tell a bottom half that is running (we may be inside its DMA) */
+    s->gen++;
     qemu_del_vm_change_state_handler(s->vmse);
     qemu_bh_delete(s->bh);
-    g_free(s->bounce);
+    s->bh = NULL;
     msi_uninit(pdev);
 }
 
