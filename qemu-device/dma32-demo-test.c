@@ -1516,6 +1516,41 @@ static void test_bus_reset_in_copy(void)
     port_stop(p);
 }
 
+/*
+ * DMA aimed at the device's own BAR is refused by the device, and the
+ * descriptor says so: a bus error at the BAR address, nothing changed.
+ */
+static void test_dma_own_bar(void)
+{
+    Dev *d = dev_start(NULL);
+    uint64_t bar = d->bar.addr;
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 64, 0, bar + DMA32_DEMO_REG_CTRL, 3);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, bar + DMA32_DEMO_REG_CTRL);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_DST, 0,
+                bar + DMA32_DEMO_REG_CTRL);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_CTRL), ==, DMA32_DEMO_CTRL_ENABLE);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_MASK), ==, DMA32_DEMO_INT_ALL);
+
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 64, bar, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, bar);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_SRC, 1, bar);
+
+    /* COPY out of and into the BAR */
+    done = run1(d, DMA32_DEMO_OP_COPY, 64, bar, BUF_A, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_SRC, 2, bar);
+    done = run1(d, DMA32_DEMO_OP_COPY, 64, BUF_A, bar, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_DST, 3, bar);
+    check_counters(d, 0, 64, 0, 0, 4, 0);
+    dev_stop(d);
+}
+
 /* Randomized register and descriptor operations */
 
 static uint64_t pick_addr(GRand *r, Dev *d)
@@ -1862,6 +1897,7 @@ int main(int argc, char **argv)
     qtest_add_func("/dma32-demo/iommu", test_iommu);
     qtest_add_func("/dma32-demo/unplug-in-copy", test_unplug_in_copy);
     qtest_add_func("/dma32-demo/bus-reset-in-copy", test_bus_reset_in_copy);
+    qtest_add_func("/dma32-demo/dma-own-bar", test_dma_own_bar);
     qtest_add_func("/dma32-demo/migrate", test_migrate);
     qtest_add_func("/dma32-demo/random", test_random);
     return g_test_run();

@@ -786,15 +786,23 @@ static void dma32_demo_reset_state(DMA32DemoState *s)
     pci_set_irq(PCI_DEVICE(s), 0);
 }
 
-static uint64_t dma32_demo_mmio_read(void *opaque, hwaddr addr, unsigned size)
+/*
+ * DMA or MSI from the device into its own BAR (while it is busy with a
+ * descriptor or a register write) is refused with a bus error: the
+ * descriptor that tried it completes with BUS_ERROR.
+ */
+static MemTxResult dma32_demo_mmio_read(void *opaque, hwaddr addr,
+                                        uint64_t *data, unsigned size,
+                                        MemTxAttrs attrs)
 {
     DMA32DemoState *s = opaque;
     uint64_t val = 0;
 
     if (s->busy) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: reentrant read at 0x%" HWADDR_PRIx
-                      " ignored\n", TYPE_DMA32_DEMO, addr);
-        return 0;
+                      " refused\n", TYPE_DMA32_DEMO, addr);
+        *data = 0;
+        return MEMTX_ERROR;
     }
 
     switch (addr) {
@@ -883,11 +891,13 @@ static uint64_t dma32_demo_mmio_read(void *opaque, hwaddr addr, unsigned size)
         break;
     }
     trace_dma32_demo_mmio_read(addr, val);
-    return val;
+    *data = val;
+    return MEMTX_OK;
 }
 
-static void dma32_demo_mmio_write(void *opaque, hwaddr addr, uint64_t val,
-                                  unsigned size)
+static MemTxResult dma32_demo_mmio_write(void *opaque, hwaddr addr,
+                                         uint64_t val, unsigned size,
+                                         MemTxAttrs attrs)
 {
     DMA32DemoState *s = opaque;
     uint32_t gen = s->gen;
@@ -895,8 +905,8 @@ static void dma32_demo_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 
     if (s->busy) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: reentrant write at 0x%"
-                      HWADDR_PRIx " ignored\n", TYPE_DMA32_DEMO, addr);
-        return;
+                      HWADDR_PRIx " refused\n", TYPE_DMA32_DEMO, addr);
+        return MEMTX_ERROR;
     }
     trace_dma32_demo_mmio_write(addr, val);
     s->busy = true;
@@ -960,11 +970,12 @@ static void dma32_demo_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     if (s->gen == gen) {
         dma32_demo_kick(s);
     }
+    return MEMTX_OK;
 }
 
 static const MemoryRegionOps dma32_demo_mmio_ops = {
-    .read = dma32_demo_mmio_read,
-    .write = dma32_demo_mmio_write,
+    .read_with_attrs = dma32_demo_mmio_read,
+    .write_with_attrs = dma32_demo_mmio_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = {
         /* 64-bit accesses are split low word first: counters stay atomic */
