@@ -1159,9 +1159,11 @@ static void test_malformed(void)
     wr(d, DMA32_DEMO_REG_DOORBELL, d->tail);
     g_assert(wait_head(d, d->tail) & DMA32_DEMO_STATUS_HALTED);
     bus_errors++;
-    /* partial CHECKSUM before the hole, bounced COPY source, good COPY */
-    check_counters(d, 2, 4096 + 64 + 4096, MiB_ + 4096, 0, bus_errors,
-                   invalid);
+    /*
+     * partial CHECKSUM before the hole, good COPY; the COPY into the hole
+     * reads nothing, its destination being rejected before its source
+     */
+    check_counters(d, 2, 4096 + 4096, MiB_ + 4096, 0, bus_errors, invalid);
 
     /* unknown registers and odd accesses are harmless */
     wr(d, 0xffc, 0xffffffff);
@@ -1551,6 +1553,146 @@ static void test_dma_own_bar(void)
     dev_stop(d);
 }
 
+/*
+ * A transfer crossing from one kind of memory into another stops at the
+ * first piece the bus rejects: the bytes before it are moved and counted,
+ * the fault address is where the rejected region starts, and nothing
+ * after it is touched.  Memory map (q35, -m 6G): RAM ends at 8 GiB; a
+ * 128 MiB DIMM at 8 GiB + 128 MiB leaves a hole in front of it; the
+ * IOAPIC's 4 KiB at 0xfec00000 are followed by unassigned space.
+ */
+#define DIMM_ADDR           (8 * GiB_ + 128 * MiB_)
+#define IOAPIC_END          0xfec01000ULL
+
+static void test_cross_regions(void)
+{
+    Dev *d = dev_start_with("-m 6G,slots=2,maxmem=8G "
+                            "-object memory-backend-ram,id=m1,size=128M "
+                            "-device pc-dimm,memdev=m1,addr=0x208000000",
+                            "dma-bits=64");
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+
+    /* hole, then RAM: the RAM after the hole stays untouched */
+    canary_set(d, DIMM_ADDR, 8192);
+    done = run1(d, DMA32_DEMO_OP_FILL, 8192, 0, DIMM_ADDR - 4096, 1);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, DIMM_ADDR - 4096);
+    canary_check(d, DIMM_ADDR, 8192);
+    qtest_memset(d->qts, BUF_A, 0x5a, 4096);
+    done = run1(d, DMA32_DEMO_OP_COPY, 8192, BUF_A, DIMM_ADDR - 4096,
+                0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, DIMM_ADDR - 4096);
+    canary_check(d, DIMM_ADDR, 8192);
+
+    /* RAM, then hole: moved up to the hole, fault at the hole */
+    done = run1(d, DMA32_DEMO_OP_FILL, 8192, 0, 8 * GiB_ - 4096, 2);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, 8 * GiB_);
+    check_pattern(d, 8 * GiB_ - 4096, 4096, 2);
+
+    /* MMIO that reads fine, then a hole: the fault is at the hole */
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 512, IOAPIC_END - 256, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, IOAPIC_END);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_SRC, 3,
+                IOAPIC_END);
+    /* the COPY stopped before reading: its destination was rejected */
+    check_counters(d, 0, 256, 4096, 0, 4, 0);
+    dev_stop(d);
+}
+
+/*
+ * Behind a translating VT-d (q35's intel-iommu at 0xfed90000): a 39-bit,
+ * three-level identity map of the ring's page and of the first 16 KiB of
+ * BUF_A, nothing else.  Each piece is translated once: a transfer that
+ * runs off the mapping costs the IOMMU one failed translation (counted
+ * with its vtd_dmar_fault trace event in a log file), not two.
+ */
+#define VTD_BASE            0xfed90000ULL
+#define VTD_GCMD            0x18
+#define VTD_GSTS            0x1c
+#define VTD_RTADDR          0x20
+#define VTD_FSTS            0x34
+#define VTD_GCMD_TE         (1u << 31)
+#define VTD_GCMD_SRTP       (1u << 30)
+#define VTD_FSTS_PFO        (1u << 0)
+#define VTD_FSTS_PPF        (1u << 1)
+#define VTD_TABLES          0x00200000ULL
+
+static void vtd_map_4k(QTestState *qts, uint64_t l1, uint64_t addr)
+{
+    qtest_writeq(qts, l1 + ((addr >> 12) & 511) * 8, addr | 3);
+}
+
+static void test_iommu_translating(void)
+{
+    g_autofree char *log = NULL;
+    int fd = g_file_open_tmp("dma32-demo-XXXXXX", &log, NULL);
+    g_autofree char *extra = g_strdup_printf("-device intel-iommu -D %s "
+                                             "-trace vtd_dmar_fault", log);
+    Dev *d = dev_start_with(extra, NULL);
+    g_autofree char *faults = NULL;
+    g_auto(GStrv) parts = NULL;
+    QTestState *qts = d->qts;
+    uint64_t root = VTD_TABLES, ctx = root + 0x1000, l3 = root + 0x2000;
+    uint64_t l2 = root + 0x3000, l1_ring = root + 0x4000;
+    uint64_t l1_buf = root + 0x5000;
+    g_autofree uint8_t *buf = g_malloc(16384);
+    Done done;
+    unsigned i;
+
+    qtest_memset(qts, root, 0, 0x6000);
+    qtest_writeq(qts, root, ctx | 1);                   /* bus 0 */
+    qtest_writeq(qts, ctx + DEV_DEVFN * 16, l3 | 1);
+    qtest_writeq(qts, ctx + DEV_DEVFN * 16 + 8, 1 | 1 << 8); /* 39 bit */
+    qtest_writeq(qts, l3, l2 | 3);
+    qtest_writeq(qts, l2 + (RING_ADDR >> 21) * 8, l1_ring | 3);
+    qtest_writeq(qts, l2 + (BUF_A >> 21) * 8, l1_buf | 3);
+    vtd_map_4k(qts, l1_ring, RING_ADDR);
+    for (i = 0; i < 4; i++) {
+        vtd_map_4k(qts, l1_buf, BUF_A + i * 4096);
+    }
+    qtest_writeq(qts, VTD_BASE + VTD_RTADDR, root);
+    qtest_writel(qts, VTD_BASE + VTD_GCMD, VTD_GCMD_SRTP);
+    qtest_writel(qts, VTD_BASE + VTD_GCMD, VTD_GCMD_TE);
+    g_assert(qtest_readl(qts, VTD_BASE + VTD_GSTS) & VTD_GCMD_TE);
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 16384, 0, BUF_A, 9);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A, 16384, 9);
+    pattern(buf, 9, 16384);
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 16384, BUF_A, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(done.result, ==, crc32c_std(buf, 16384));
+    done = run1(d, DMA32_DEMO_OP_COPY, 8192, BUF_A, BUF_A + 8192, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(qtest_readl(qts, VTD_BASE + VTD_FSTS), ==, 0);
+
+    /* one page mapped, then the end of the mapping: one fault */
+    canary_set(d, BUF_A + 16384, 4096);
+    done = run1(d, DMA32_DEMO_OP_FILL, 8192, 0, BUF_A + 12288, 10);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, BUF_A + 16384);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_DST, 3,
+                BUF_A + 16384);
+    check_pattern(d, BUF_A + 12288, 4096, 10);
+    canary_check(d, BUF_A + 16384, 4096);
+    g_assert_cmphex(qtest_readl(qts, VTD_BASE + VTD_FSTS), ==, VTD_FSTS_PPF);
+    check_counters(d, 3, 16384 + 8192, 16384 + 8192 + 4096, 0, 1, 0);
+    dev_stop(d);
+
+    /* the IOMMU saw exactly one failed translation */
+    g_assert(g_file_get_contents(log, &faults, NULL, NULL));
+    parts = g_strsplit(faults, "vtd_dmar_fault", -1);
+    g_assert_cmpuint(g_strv_length(parts), ==, 2);
+    close(fd);
+    unlink(log);
+}
+
 /* Randomized register and descriptor operations */
 
 static uint64_t pick_addr(GRand *r, Dev *d)
@@ -1895,9 +2037,11 @@ int main(int argc, char **argv)
     qtest_add_func("/dma32-demo/malformed", test_malformed);
     qtest_add_func("/dma32-demo/big-batch", test_big_batch);
     qtest_add_func("/dma32-demo/iommu", test_iommu);
+    qtest_add_func("/dma32-demo/iommu-translating", test_iommu_translating);
     qtest_add_func("/dma32-demo/unplug-in-copy", test_unplug_in_copy);
     qtest_add_func("/dma32-demo/bus-reset-in-copy", test_bus_reset_in_copy);
     qtest_add_func("/dma32-demo/dma-own-bar", test_dma_own_bar);
+    qtest_add_func("/dma32-demo/cross-regions", test_cross_regions);
     qtest_add_func("/dma32-demo/migrate", test_migrate);
     qtest_add_func("/dma32-demo/random", test_random);
     return g_test_run();

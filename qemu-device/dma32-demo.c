@@ -334,37 +334,110 @@ static bool dma32_demo_stale(DMA32DemoState *s, DMA32DemoDone *d)
     return d->gone;
 }
 
+/* Where one piece of a transfer goes */
+typedef struct DMA32DemoPiece {
+    AddressSpace *as;           /* to access; any IOMMU already applied */
+    hwaddr addr;                /* in @as */
+    uint64_t len;               /* inside one memory region section */
+    bool direct;                /* RAM: map it and work in place */
+} DMA32DemoPiece;
+
 /*
- * Map [bus, bus + *len) if it is directly accessible RAM; return NULL (and
- * leave *len alone) when it is not, so that the caller goes through the
- * checked pci_dma_read/write path and sees every MemTxResult.
+ * Resolve the piece at bus address @bus, at most @len bytes, for reading
+ * or writing: clamp it to the memory region section it starts in, and to
+ * the IOMMU page, translating it at most once (an IOMMU records a fault
+ * for every failed translation, so a failing piece must not be translated
+ * twice).  A hole, or a translation the IOMMU refuses, is a bus error at
+ * @bus, with nothing accessed.
  */
-static void *dma32_demo_map(DMA32DemoState *s, uint64_t bus, uint64_t *len,
-                            DMADirection dir)
+static MemTxResult dma32_demo_resolve(DMA32DemoState *s, uint64_t bus,
+                                      uint64_t len, bool is_write,
+                                      DMA32DemoPiece *pc)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
-    bool is_write = dir == DMA_DIRECTION_FROM_DEVICE;
-    MemoryRegion *mr;
-    hwaddr xlat, l = *len;
-    dma_addr_t ml;
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    hwaddr addr = bus;
+    bool translated = false;
+
+    for (;;) {
+        MemoryRegionSection sec = memory_region_find(as->root, addr, len);
+        IOMMUMemoryRegion *iommu;
+        IOMMUTLBEntry e;
+        uint64_t off;
+
+        if (!sec.mr) {
+            return MEMTX_DECODE_ERROR;
+        }
+        iommu = memory_region_get_iommu(sec.mr);
+        pc->direct = memory_access_is_direct(sec.mr, is_write);
+        memory_region_unref(sec.mr);
+        if (sec.offset_within_address_space != addr) {
+            /* a hole first, then the section found */
+            return MEMTX_DECODE_ERROR;
+        }
+        len = MIN(len, int128_get64(sec.size));
+        if (!iommu) {
+            break;
+        }
+        if (translated) {
+            /* the IOMMU's output is another IOMMU: not a DMA target */
+            return MEMTX_DECODE_ERROR;
+        }
+        e = address_space_get_iotlb_entry(as, addr, is_write,
+                                          MEMTXATTRS_UNSPECIFIED);
+        if (!(e.perm & (is_write ? IOMMU_WO : IOMMU_RO))) {
+            return MEMTX_ERROR;
+        }
+        off = addr & e.addr_mask;
+        if (e.addr_mask - off < len - 1) {
+            len = e.addr_mask - off + 1;
+        }
+        as = e.target_as;
+        addr = (e.translated_addr & ~e.addr_mask) | off;
+        translated = true;
+    }
+    pc->as = as;
+    pc->addr = addr;
+    pc->len = len;
+    return MEMTX_OK;
+}
+
+/* Map a direct piece; NULL if that fails (then the caller bounces) */
+static void *dma32_demo_map(DMA32DemoPiece *pc, DMADirection dir)
+{
+    dma_addr_t l = pc->len;
     void *p;
 
-    RCU_READ_LOCK_GUARD();
-    mr = address_space_translate(pci_get_address_space(pdev), bus, &xlat,
-                                 &l, is_write, MEMTXATTRS_UNSPECIFIED);
-    if (!memory_access_is_direct(mr, is_write) || !l) {
+    if (!pc->direct) {
         return NULL;
     }
-    ml = MIN(l, *len);
-    p = pci_dma_map(pdev, bus, &ml, dir);
-    if (!p || !ml) {
-        if (p) {
-            pci_dma_unmap(pdev, p, ml, dir, 0);
-        }
-        return NULL;
+    p = dma_memory_map(pc->as, pc->addr, &l, dir, MEMTXATTRS_UNSPECIFIED);
+    if (p && !l) {
+        dma_memory_unmap(pc->as, p, l, dir, 0);
+        p = NULL;
     }
-    *len = ml;
+    if (p) {
+        pc->len = l;
+    }
     return p;
+}
+
+static void dma32_demo_unmap(DMA32DemoPiece *pc, void *p, DMADirection dir,
+                             uint64_t done)
+{
+    dma_memory_unmap(pc->as, p, pc->len, dir, done);
+}
+
+/* Bounced access to the first @n bytes of a piece */
+static MemTxResult dma32_demo_rw(DMA32DemoState *s, DMA32DemoPiece *pc,
+                                 uint64_t n, DMADirection dir,
+                                 DMA32DemoDone *d)
+{
+    MemTxResult r = dma_memory_rw(pc->as, pc->addr, s->bounce, n, dir,
+                                  MEMTXATTRS_UNSPECIFIED);
+
+    /* The access may have reset or unplugged the device */
+    dma32_demo_stale(s, d);
+    return r;
 }
 
 static MemTxResult dma32_demo_inject(DMA32DemoState *s)
@@ -376,38 +449,51 @@ static MemTxResult dma32_demo_inject(DMA32DemoState *s)
     return MEMTX_OK;
 }
 
+static void dma32_demo_bus_error(DMA32DemoDone *d, uint32_t source,
+                                 uint64_t bus)
+{
+    d->status = DMA32_DEMO_ST_BUS_ERROR;
+    d->source = source;
+    d->fault_addr = bus;
+}
+
 /* Device -> memory: the FILL pattern */
 static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t dst, uint64_t len,
                                uint64_t seed, DMA32DemoDone *d)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
     uint64_t off = 0;
 
     while (off < len) {
-        uint64_t bus, n = dma32_demo_piece(s, dst + off, len - off,
-                                           s->dma_bits, &bus);
-        MemTxResult r = dma32_demo_inject(s);
-        void *p = r == MEMTX_OK ?
-            dma32_demo_map(s, bus, &n, DMA_DIRECTION_FROM_DEVICE) : NULL;
+        uint64_t bus, n;
+        DMA32DemoPiece pc;
+        MemTxResult r;
+        void *p;
 
+        n = dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &bus);
+        r = dma32_demo_inject(s);
+        if (r == MEMTX_OK) {
+            r = dma32_demo_resolve(s, bus, n, true, &pc);
+        }
+        if (r != MEMTX_OK) {
+            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, bus);
+            return;
+        }
+        p = dma32_demo_map(&pc, DMA_DIRECTION_FROM_DEVICE);
         if (p) {
+            n = pc.len;
             trace_dma32_demo_dma(bus, n, 1, 1);
             dma32_demo_pattern(p, seed, off, n);
-            pci_dma_unmap(pdev, p, n, DMA_DIRECTION_FROM_DEVICE, n);
+            dma32_demo_unmap(&pc, p, DMA_DIRECTION_FROM_DEVICE, n);
         } else {
-            n = MIN(n, DMA32_DEMO_BOUNCE_SIZE);
+            n = MIN(pc.len, DMA32_DEMO_BOUNCE_SIZE);
             trace_dma32_demo_dma(bus, n, 1, 0);
-            if (r == MEMTX_OK) {
-                dma32_demo_pattern(s->bounce, seed, off, n);
-                r = pci_dma_write(pdev, bus, s->bounce, n);
-                if (dma32_demo_stale(s, d)) {
-                    return;
-                }
+            dma32_demo_pattern(s->bounce, seed, off, n);
+            r = dma32_demo_rw(s, &pc, n, DMA_DIRECTION_FROM_DEVICE, d);
+            if (d->gone) {
+                return;
             }
             if (r != MEMTX_OK) {
-                d->status = DMA32_DEMO_ST_BUS_ERROR;
-                d->source = DMA32_DEMO_FAULT_SRC_DST;
-                d->fault_addr = bus;
+                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, bus);
                 return;
             }
         }
@@ -420,34 +506,39 @@ static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t dst, uint64_t len,
 static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
                                    uint64_t len, DMA32DemoDone *d)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
     uint32_t crc = ~0u;
     uint64_t off = 0;
 
     while (off < len) {
-        uint64_t bus, n = dma32_demo_piece(s, src + off, len - off,
-                                           s->dma_bits, &bus);
-        MemTxResult r = dma32_demo_inject(s);
-        void *p = r == MEMTX_OK ?
-            dma32_demo_map(s, bus, &n, DMA_DIRECTION_TO_DEVICE) : NULL;
+        uint64_t bus, n;
+        DMA32DemoPiece pc;
+        MemTxResult r;
+        void *p;
 
+        n = dma32_demo_piece(s, src + off, len - off, s->dma_bits, &bus);
+        r = dma32_demo_inject(s);
+        if (r == MEMTX_OK) {
+            r = dma32_demo_resolve(s, bus, n, false, &pc);
+        }
+        if (r != MEMTX_OK) {
+            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, bus);
+            return;
+        }
+        p = dma32_demo_map(&pc, DMA_DIRECTION_TO_DEVICE);
         if (p) {
+            n = pc.len;
             trace_dma32_demo_dma(bus, n, 0, 1);
             crc = s->crc32c(crc, p, n);
-            pci_dma_unmap(pdev, p, n, DMA_DIRECTION_TO_DEVICE, n);
+            dma32_demo_unmap(&pc, p, DMA_DIRECTION_TO_DEVICE, n);
         } else {
-            n = MIN(n, DMA32_DEMO_BOUNCE_SIZE);
+            n = MIN(pc.len, DMA32_DEMO_BOUNCE_SIZE);
             trace_dma32_demo_dma(bus, n, 0, 0);
-            if (r == MEMTX_OK) {
-                r = pci_dma_read(pdev, bus, s->bounce, n);
-                if (dma32_demo_stale(s, d)) {
-                    return;
-                }
+            r = dma32_demo_rw(s, &pc, n, DMA_DIRECTION_TO_DEVICE, d);
+            if (d->gone) {
+                return;
             }
             if (r != MEMTX_OK) {
-                d->status = DMA32_DEMO_ST_BUS_ERROR;
-                d->source = DMA32_DEMO_FAULT_SRC_SRC;
-                d->fault_addr = bus;
+                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, bus);
                 return;
             }
             crc = s->crc32c(crc, s->bounce, n);
@@ -458,64 +549,71 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
     d->result = ~crc;
 }
 
-/* Memory -> memory, in ascending order (overlap gives unspecified data) */
+/*
+ * Memory -> memory, in ascending order (overlap gives unspecified data).
+ * Both sides of a piece are resolved before anything moves; RAM to RAM is
+ * one memmove, anything else goes through the bounce buffer.
+ */
 static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t src, uint64_t dst,
                                uint64_t len, DMA32DemoDone *d)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
     uint64_t off = 0;
 
     while (off < len) {
-        uint64_t sbus, dbus, sn, dn, n;
-        void *sp, *dp = NULL;
-        MemTxResult r = dma32_demo_inject(s);
+        uint64_t sbus, dbus, n;
+        DMA32DemoPiece sp, dp;
+        void *sptr, *dptr = NULL;
+        MemTxResult r;
 
-        sn = dma32_demo_piece(s, src + off, len - off, s->dma_bits, &sbus);
-        dn = dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &dbus);
-        n = MIN(sn, dn);
+        n = MIN(dma32_demo_piece(s, src + off, len - off, s->dma_bits, &sbus),
+                dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &dbus));
+        r = dma32_demo_inject(s);
+        if (r == MEMTX_OK) {
+            r = dma32_demo_resolve(s, sbus, n, false, &sp);
+        }
         if (r != MEMTX_OK) {
-            d->status = DMA32_DEMO_ST_BUS_ERROR;
-            d->source = DMA32_DEMO_FAULT_SRC_SRC;
-            d->fault_addr = sbus;
+            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, sbus);
             return;
         }
-        sp = dma32_demo_map(s, sbus, &n, DMA_DIRECTION_TO_DEVICE);
-        if (sp) {
-            dp = dma32_demo_map(s, dbus, &n, DMA_DIRECTION_FROM_DEVICE);
+        if (dma32_demo_resolve(s, dbus, sp.len, true, &dp) != MEMTX_OK) {
+            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, dbus);
+            return;
         }
-        if (sp && dp) {
-            /* n is now the length both mappings cover */
+        sp.len = dp.len;        /* both sides now cover the same bytes */
+        sptr = dma32_demo_map(&sp, DMA_DIRECTION_TO_DEVICE);
+        if (sptr) {
+            dp.len = sp.len;
+            dptr = dma32_demo_map(&dp, DMA_DIRECTION_FROM_DEVICE);
+        }
+        if (dptr) {
+            n = dp.len;
             trace_dma32_demo_dma(sbus, n, 0, 1);
             trace_dma32_demo_dma(dbus, n, 1, 1);
-            memmove(dp, sp, n);
-            pci_dma_unmap(pdev, dp, n, DMA_DIRECTION_FROM_DEVICE, n);
-            pci_dma_unmap(pdev, sp, n, DMA_DIRECTION_TO_DEVICE, n);
+            memmove(dptr, sptr, n);
+            dma32_demo_unmap(&dp, dptr, DMA_DIRECTION_FROM_DEVICE, n);
+            dma32_demo_unmap(&sp, sptr, DMA_DIRECTION_TO_DEVICE, n);
         } else {
-            if (sp) {
-                pci_dma_unmap(pdev, sp, n, DMA_DIRECTION_TO_DEVICE, 0);
+            if (sptr) {
+                dma32_demo_unmap(&sp, sptr, DMA_DIRECTION_TO_DEVICE, 0);
             }
-            n = MIN(n, DMA32_DEMO_BOUNCE_SIZE);
+            n = MIN(dp.len, DMA32_DEMO_BOUNCE_SIZE);
             trace_dma32_demo_dma(sbus, n, 0, 0);
-            r = pci_dma_read(pdev, sbus, s->bounce, n);
-            if (dma32_demo_stale(s, d)) {
+            r = dma32_demo_rw(s, &sp, n, DMA_DIRECTION_TO_DEVICE, d);
+            if (d->gone) {
                 return;
             }
             if (r != MEMTX_OK) {
-                d->status = DMA32_DEMO_ST_BUS_ERROR;
-                d->source = DMA32_DEMO_FAULT_SRC_SRC;
-                d->fault_addr = sbus;
+                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, sbus);
                 return;
             }
             s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
             trace_dma32_demo_dma(dbus, n, 1, 0);
-            r = pci_dma_write(pdev, dbus, s->bounce, n);
-            if (dma32_demo_stale(s, d)) {
+            r = dma32_demo_rw(s, &dp, n, DMA_DIRECTION_FROM_DEVICE, d);
+            if (d->gone) {
                 return;
             }
             if (r != MEMTX_OK) {
-                d->status = DMA32_DEMO_ST_BUS_ERROR;
-                d->source = DMA32_DEMO_FAULT_SRC_DST;
-                d->fault_addr = dbus;
+                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, dbus);
                 return;
             }
             s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
