@@ -1159,9 +1159,11 @@ static void test_malformed(void)
     wr(d, DMA32_DEMO_REG_DOORBELL, d->tail);
     g_assert(wait_head(d, d->tail) & DMA32_DEMO_STATUS_HALTED);
     bus_errors++;
-    /* partial CHECKSUM before the hole, bounced COPY source, good COPY */
-    check_counters(d, 2, 4096 + 64 + 4096, MiB_ + 4096, 0, bus_errors,
-                   invalid);
+    /*
+     * partial CHECKSUM before the hole, good COPY; the COPY into the hole
+     * reads nothing, its destination being rejected before its source
+     */
+    check_counters(d, 2, 4096 + 4096, MiB_ + 4096, 0, bus_errors, invalid);
 
     /* unknown registers and odd accesses are harmless */
     wr(d, 0xffc, 0xffffffff);
@@ -1320,6 +1322,375 @@ static void test_iommu(void)
     expect_addr_fault(d, done, 3, DMA32_DEMO_FAULT_SRC_DST, HIGH - 4096);
     check_counters(d, 3, 16384, 16384, 1, 0, 0);
     dev_stop(d);
+}
+
+/*
+ * The device behind a pcie-root-port at 04.0, on bus 1, with native PCIe
+ * hotplug (ACPI hotplug off, as before QEMU 6.1), so that the guest's
+ * Slot Control powers the slot off and unplugs what is in it.
+ * MMCONFIG is enabled at its q35 default address so that a descriptor can
+ * aim DMA at the root port's own registers; the port forwards the first
+ * 16 MiB from 0xe0000000, where libqos places BAR0.
+ */
+#define MMCFG_BASE          0xb0000000ULL
+#define MCH_PCIEXBAR        0x60
+#define RP_DEVFN            QPCI_DEVFN(4, 0)
+
+typedef struct Port {
+    Dev *d;
+    QPCIDevice *rp;
+    uint64_t mmcfg;     /* the root port's config space in MMCONFIG */
+    uint8_t exp;        /* its PCI Express capability */
+} Port;
+
+static Port *port_start(void)
+{
+    g_auto(GStrv) fw = firmware_dirs();
+    g_autofree char *fw_args = g_strjoinv(" ", fw);
+    Port *p = g_new0(Port, 1);
+    QPCIDevice *mch;
+    Dev *d;
+
+    d = p->d = g_new0(Dev, 1);
+    d->qts = qtest_initf("%s -M q35 -m 6G -nodefaults "
+                         "-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off "
+                         "-device pcie-root-port,id=rp,chassis=1,addr=04.0 "
+                         "-device dma32-demo,id=d0,bus=rp,addr=00.0",
+                         fw_args);
+    d->bus = qpci_new_pc(d->qts, NULL);
+    mch = qpci_device_find(d->bus, QPCI_DEVFN(0, 0));
+    g_assert(mch);
+    qpci_config_writel(mch, MCH_PCIEXBAR + 4, 0);
+    qpci_config_writel(mch, MCH_PCIEXBAR, MMCFG_BASE | 1);
+    g_free(mch);
+
+    p->rp = qpci_device_find(d->bus, RP_DEVFN);
+    g_assert(p->rp);
+    qpci_config_writeb(p->rp, PCI_PRIMARY_BUS, 0);
+    qpci_config_writeb(p->rp, PCI_SECONDARY_BUS, 1);
+    qpci_config_writeb(p->rp, PCI_SUBORDINATE_BUS, 1);
+    qpci_config_writew(p->rp, PCI_MEMORY_BASE, 0xe000);
+    qpci_config_writew(p->rp, PCI_MEMORY_LIMIT, 0xe0f0);
+    qpci_config_writew(p->rp, PCI_PREF_MEMORY_BASE, 0xfff0);
+    qpci_config_writew(p->rp, PCI_PREF_MEMORY_LIMIT, 0);
+    qpci_config_writew(p->rp, PCI_COMMAND,
+                       PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    p->exp = qpci_find_capability(p->rp, PCI_CAP_ID_EXP, 0);
+    g_assert(p->exp);
+    p->mmcfg = MMCFG_BASE + ((uint64_t)RP_DEVFN << 12);
+    g_assert_cmphex(qtest_readw(d->qts, p->mmcfg + PCI_VENDOR_ID), ==,
+                    qpci_config_readw(p->rp, PCI_VENDOR_ID));
+
+    /* bus 1, device 0: the bus number rides in bits 15:8 of devfn */
+    d->pdev = qpci_device_find(d->bus, 1 << 8 | QPCI_DEVFN(0, 0));
+    g_assert(d->pdev);
+    qpci_device_enable(d->pdev);
+    d->bar = qpci_iomap(d->pdev, 0, NULL);
+    g_assert_cmphex(d->bar.addr, >=, 0xe0000000ULL);
+    g_assert_cmphex(d->bar.addr, <, 0xe1000000ULL);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
+    return p;
+}
+
+static void port_stop(Port *p)
+{
+    g_free(p->rp);
+    dev_stop(p->d);
+    g_free(p);
+}
+
+/*
+ * Ring a COPY of @len bytes of @val (little endian, the rest zero) into
+ * the root port's config space at @reg, followed by three FILLs into
+ * canaried RAM: the COPY reconfigures the port from inside the device's
+ * bottom half, with work still queued behind it.
+ */
+static void port_ring_copy_to_config(Port *p, uint32_t reg, uint32_t val,
+                                     uint32_t len)
+{
+    Dev *d = p->d;
+    uint8_t src[16] = { 0 };
+    Desc x[4];
+    unsigned i;
+
+    g_assert_cmpuint(len, <=, sizeof(src));
+    stl_le_p(src, val);
+    qtest_memwrite(d->qts, BUF_B, src, sizeof(src));
+    x[0] = (Desc) { .op = DMA32_DEMO_OP_COPY, .len = len, .src = BUF_B,
+                    .dst = p->mmcfg + reg };
+    for (i = 1; i < ARRAY_SIZE(x); i++) {
+        x[i] = (Desc) { .op = DMA32_DEMO_OP_FILL, .len = 4096,
+                        .dst = BUF_A + i * 8192, .seed = i };
+        canary_set(d, BUF_A + i * 8192, 4096);
+    }
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    for (i = 0; i < ARRAY_SIZE(x); i++) {
+        desc_write(d, i, &x[i]);
+    }
+    wr(d, DMA32_DEMO_REG_DOORBELL, ARRAY_SIZE(x));
+}
+
+static bool qom_exists(QTestState *qts, const char *path)
+{
+    QDict *rsp = qtest_qmp(qts, "{'execute': 'qom-get', 'arguments': "
+                           "{'path': %s, 'property': 'type'}}", path);
+    bool found = qdict_haskey(rsp, "return");
+
+    qobject_unref(rsp);
+    return found;
+}
+
+/*
+ * Powering the slot off from inside a COPY (Slot Control: power controller
+ * off, power indicator off) unplugs and unrealizes the device while its
+ * bottom half is in the middle of the transfer.  QEMU must survive it: no
+ * access to freed memory (the ASan build catches one), no completion
+ * written and nothing more done for the queued descriptors.
+ */
+static void test_unplug_in_copy(void)
+{
+    Port *p = port_start();
+    Dev *d = p->d;
+    gint64 deadline = g_get_monotonic_time() + WAIT_SECONDS * G_USEC_PER_SEC;
+    Done done;
+    unsigned i;
+
+    port_ring_copy_to_config(p, p->exp + PCI_EXP_SLTCTL, PCI_EXP_SLTCTL_PCC |
+                             PCI_EXP_SLTCTL_PWR_IND_OFF, 16);
+    while (qom_exists(d->qts, "/machine/peripheral/d0")) {
+        g_assert(g_get_monotonic_time() < deadline);
+        g_usleep(1000);
+    }
+    /* the port is still there and QEMU still answers */
+    g_assert(qom_exists(d->qts, "/machine/peripheral/rp"));
+    qobject_unref(qtest_qmp(d->qts, "{'execute': 'query-pci'}"));
+    g_assert_cmphex(qpci_config_readw(p->rp, PCI_VENDOR_ID), !=, 0xffff);
+    for (i = 0; i < 4; i++) {
+        desc_read(d, i, &done);
+        g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_PENDING);
+        if (i) {
+            canary_check(d, BUF_A + i * 8192, 4096);
+        }
+    }
+    port_stop(p);
+}
+
+/*
+ * A secondary bus reset of the parent port, from inside a COPY, resets
+ * the device in the middle of a descriptor: afterwards it must be exactly
+ * as reset left it (no completion written, no counter, HEAD 0, no
+ * interrupt, nothing latched), and the queued FILLs must not run.
+ */
+static void test_bus_reset_in_copy(void)
+{
+    Port *p = port_start();
+    Dev *d = p->d;
+    gint64 deadline = g_get_monotonic_time() + WAIT_SECONDS * G_USEC_PER_SEC;
+    uint64_t bar = d->bar.addr;
+    Done done;
+    unsigned i;
+
+    port_ring_copy_to_config(p, PCI_BRIDGE_CONTROL, PCI_BRIDGE_CTL_BUS_RESET,
+                             2);
+    /* the reset clears the device's command register */
+    while (qpci_config_readw(d->pdev, PCI_COMMAND) & PCI_COMMAND_MEMORY) {
+        g_assert(g_get_monotonic_time() < deadline);
+        g_usleep(1000);
+    }
+    qpci_config_writew(p->rp, PCI_BRIDGE_CONTROL, 0);
+    qpci_config_writel(d->pdev, PCI_BASE_ADDRESS_0, bar);
+    qpci_device_enable(d->pdev);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
+    check_idle(d);
+    for (i = 0; i < 4; i++) {
+        desc_read(d, i, &done);
+        g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_PENDING);
+        if (i) {
+            canary_check(d, BUF_A + i * 8192, 4096);
+        }
+    }
+
+    /* and it works again */
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 4096, 0, BUF_A, 5);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A, 4096, 5);
+    port_stop(p);
+}
+
+/*
+ * DMA aimed at the device's own BAR is refused by the device, and the
+ * descriptor says so: a bus error at the BAR address, nothing changed.
+ */
+static void test_dma_own_bar(void)
+{
+    Dev *d = dev_start(NULL);
+    uint64_t bar = d->bar.addr;
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 64, 0, bar + DMA32_DEMO_REG_CTRL, 3);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, bar + DMA32_DEMO_REG_CTRL);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_DST, 0,
+                bar + DMA32_DEMO_REG_CTRL);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_CTRL), ==, DMA32_DEMO_CTRL_ENABLE);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_MASK), ==, DMA32_DEMO_INT_ALL);
+
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 64, bar, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, bar);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_SRC, 1, bar);
+
+    /* COPY out of and into the BAR */
+    done = run1(d, DMA32_DEMO_OP_COPY, 64, bar, BUF_A, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_SRC, 2, bar);
+    done = run1(d, DMA32_DEMO_OP_COPY, 64, BUF_A, bar, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_DST, 3, bar);
+    check_counters(d, 0, 64, 0, 0, 4, 0);
+    dev_stop(d);
+}
+
+/*
+ * A transfer crossing from one kind of memory into another stops at the
+ * first piece the bus rejects: the bytes before it are moved and counted,
+ * the fault address is where the rejected region starts, and nothing
+ * after it is touched.  Memory map (q35, -m 6G): RAM ends at 8 GiB; a
+ * 128 MiB DIMM at 8 GiB + 128 MiB leaves a hole in front of it; the
+ * IOAPIC's 4 KiB at 0xfec00000 are followed by unassigned space.
+ */
+#define DIMM_ADDR           (8 * GiB_ + 128 * MiB_)
+#define IOAPIC_END          0xfec01000ULL
+
+static void test_cross_regions(void)
+{
+    Dev *d = dev_start_with("-m 6G,slots=2,maxmem=8G "
+                            "-object memory-backend-ram,id=m1,size=128M "
+                            "-device pc-dimm,memdev=m1,addr=0x208000000",
+                            "dma-bits=64");
+    Done done;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+
+    /* hole, then RAM: the RAM after the hole stays untouched */
+    canary_set(d, DIMM_ADDR, 8192);
+    done = run1(d, DMA32_DEMO_OP_FILL, 8192, 0, DIMM_ADDR - 4096, 1);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, DIMM_ADDR - 4096);
+    canary_check(d, DIMM_ADDR, 8192);
+    qtest_memset(d->qts, BUF_A, 0x5a, 4096);
+    done = run1(d, DMA32_DEMO_OP_COPY, 8192, BUF_A, DIMM_ADDR - 4096,
+                0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, DIMM_ADDR - 4096);
+    canary_check(d, DIMM_ADDR, 8192);
+
+    /* RAM, then hole: moved up to the hole, fault at the hole */
+    done = run1(d, DMA32_DEMO_OP_FILL, 8192, 0, 8 * GiB_ - 4096, 2);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, 8 * GiB_);
+    check_pattern(d, 8 * GiB_ - 4096, 4096, 2);
+
+    /* MMIO that reads fine, then a hole: the fault is at the hole */
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 512, IOAPIC_END - 256, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, IOAPIC_END);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_SRC, 3,
+                IOAPIC_END);
+    /* the COPY stopped before reading: its destination was rejected */
+    check_counters(d, 0, 256, 4096, 0, 4, 0);
+    dev_stop(d);
+}
+
+/*
+ * Behind a translating VT-d (q35's intel-iommu at 0xfed90000): a 39-bit,
+ * three-level identity map of the ring's page and of the first 16 KiB of
+ * BUF_A, nothing else.  Each piece is translated once: a transfer that
+ * runs off the mapping costs the IOMMU one failed translation (counted
+ * with its vtd_dmar_fault trace event in a log file), not two.
+ */
+#define VTD_BASE            0xfed90000ULL
+#define VTD_GCMD            0x18
+#define VTD_GSTS            0x1c
+#define VTD_RTADDR          0x20
+#define VTD_FSTS            0x34
+#define VTD_GCMD_TE         (1u << 31)
+#define VTD_GCMD_SRTP       (1u << 30)
+#define VTD_FSTS_PFO        (1u << 0)
+#define VTD_FSTS_PPF        (1u << 1)
+#define VTD_TABLES          0x00200000ULL
+
+static void vtd_map_4k(QTestState *qts, uint64_t l1, uint64_t addr)
+{
+    qtest_writeq(qts, l1 + ((addr >> 12) & 511) * 8, addr | 3);
+}
+
+static void test_iommu_translating(void)
+{
+    g_autofree char *log = NULL;
+    int fd = g_file_open_tmp("dma32-demo-XXXXXX", &log, NULL);
+    g_autofree char *extra = g_strdup_printf("-device intel-iommu -D %s "
+                                             "-trace vtd_dmar_fault", log);
+    Dev *d = dev_start_with(extra, NULL);
+    g_autofree char *faults = NULL;
+    g_auto(GStrv) parts = NULL;
+    QTestState *qts = d->qts;
+    uint64_t root = VTD_TABLES, ctx = root + 0x1000, l3 = root + 0x2000;
+    uint64_t l2 = root + 0x3000, l1_ring = root + 0x4000;
+    uint64_t l1_buf = root + 0x5000;
+    g_autofree uint8_t *buf = g_malloc(16384);
+    Done done;
+    unsigned i;
+
+    qtest_memset(qts, root, 0, 0x6000);
+    qtest_writeq(qts, root, ctx | 1);                   /* bus 0 */
+    qtest_writeq(qts, ctx + DEV_DEVFN * 16, l3 | 1);
+    qtest_writeq(qts, ctx + DEV_DEVFN * 16 + 8, 1 | 1 << 8); /* 39 bit */
+    qtest_writeq(qts, l3, l2 | 3);
+    qtest_writeq(qts, l2 + (RING_ADDR >> 21) * 8, l1_ring | 3);
+    qtest_writeq(qts, l2 + (BUF_A >> 21) * 8, l1_buf | 3);
+    vtd_map_4k(qts, l1_ring, RING_ADDR);
+    for (i = 0; i < 4; i++) {
+        vtd_map_4k(qts, l1_buf, BUF_A + i * 4096);
+    }
+    qtest_writeq(qts, VTD_BASE + VTD_RTADDR, root);
+    qtest_writel(qts, VTD_BASE + VTD_GCMD, VTD_GCMD_SRTP);
+    qtest_writel(qts, VTD_BASE + VTD_GCMD, VTD_GCMD_TE);
+    g_assert(qtest_readl(qts, VTD_BASE + VTD_GSTS) & VTD_GCMD_TE);
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 16384, 0, BUF_A, 9);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A, 16384, 9);
+    pattern(buf, 9, 16384);
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 16384, BUF_A, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(done.result, ==, crc32c_std(buf, 16384));
+    done = run1(d, DMA32_DEMO_OP_COPY, 8192, BUF_A, BUF_A + 8192, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(qtest_readl(qts, VTD_BASE + VTD_FSTS), ==, 0);
+
+    /* one page mapped, then the end of the mapping: one fault */
+    canary_set(d, BUF_A + 16384, 4096);
+    done = run1(d, DMA32_DEMO_OP_FILL, 8192, 0, BUF_A + 12288, 10);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, BUF_A + 16384);
+    check_fault(d, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_DST, 3,
+                BUF_A + 16384);
+    check_pattern(d, BUF_A + 12288, 4096, 10);
+    canary_check(d, BUF_A + 16384, 4096);
+    g_assert_cmphex(qtest_readl(qts, VTD_BASE + VTD_FSTS), ==, VTD_FSTS_PPF);
+    check_counters(d, 3, 16384 + 8192, 16384 + 8192 + 4096, 0, 1, 0);
+    dev_stop(d);
+
+    /* the IOMMU saw exactly one failed translation */
+    g_assert(g_file_get_contents(log, &faults, NULL, NULL));
+    parts = g_strsplit(faults, "vtd_dmar_fault", -1);
+    g_assert_cmpuint(g_strv_length(parts), ==, 2);
+    close(fd);
+    unlink(log);
 }
 
 /* Randomized register and descriptor operations */
@@ -1666,6 +2037,11 @@ int main(int argc, char **argv)
     qtest_add_func("/dma32-demo/malformed", test_malformed);
     qtest_add_func("/dma32-demo/big-batch", test_big_batch);
     qtest_add_func("/dma32-demo/iommu", test_iommu);
+    qtest_add_func("/dma32-demo/iommu-translating", test_iommu_translating);
+    qtest_add_func("/dma32-demo/unplug-in-copy", test_unplug_in_copy);
+    qtest_add_func("/dma32-demo/bus-reset-in-copy", test_bus_reset_in_copy);
+    qtest_add_func("/dma32-demo/dma-own-bar", test_dma_own_bar);
+    qtest_add_func("/dma32-demo/cross-regions", test_cross_regions);
     qtest_add_func("/dma32-demo/migrate", test_migrate);
     qtest_add_func("/dma32-demo/random", test_random);
     return g_test_run();

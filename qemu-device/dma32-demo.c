@@ -68,8 +68,14 @@ struct DMA32DemoState {
     MemoryRegion mmio;
     QEMUBH *bh;
     VMChangeStateEntry *vmse;
-    uint8_t *bounce;
     bool busy;                  /* reentrancy guard (DMA/MSI into our BAR) */
+    /*
+     * Bumped by reset and unrealize.  A DMA or MSI write of the bottom
+     * half can reach a register that resets the device or unplugs it (a
+     * bridge's Secondary Bus Reset, a root port's Slot Control), so the
+     * bottom half compares it after each access and stops when it moved.
+     */
+    uint32_t gen;
     uint32_t (*crc32c)(uint32_t crc, const uint8_t *buf, size_t len);
 
     /* Properties */
@@ -93,6 +99,14 @@ struct DMA32DemoState {
     uint32_t fault_info;
     uint64_t cnt[DMA32_DEMO_NR_COUNTERS];
     uint64_t cnt_snap[DMA32_DEMO_NR_COUNTERS];
+
+    /*
+     * Bounce buffer for memory that cannot be mapped (MMIO, IOMMU misses).
+     * Part of the state, not a separate allocation: a DMA write that
+     * unplugs the device is still reading it when unrealize runs, and the
+     * bottom half holds a reference to the state across its run.
+     */
+    uint8_t bounce[DMA32_DEMO_BOUNCE_SIZE];
 };
 
 /* Result of one descriptor */
@@ -101,6 +115,8 @@ typedef struct DMA32DemoDone {
     uint32_t result;
     uint32_t source;            /* DMA32_DEMO_FAULT_SRC_* on error */
     uint64_t fault_addr;
+    uint32_t gen;               /* DMA32DemoState.gen when it started */
+    bool gone;                  /* reset or unplugged under it: abandon */
 } DMA32DemoDone;
 
 static const char *const dma32_demo_counter_names[DMA32_DEMO_NR_COUNTERS] = {
@@ -307,36 +323,121 @@ static void dma32_demo_ring_error(DMA32DemoState *s, uint32_t status,
 /* Data movement */
 
 /*
- * Map [bus, bus + *len) if it is directly accessible RAM; return NULL (and
- * leave *len alone) when it is not, so that the caller goes through the
- * checked pci_dma_read/write path and sees every MemTxResult.
+ * Did the access just made reset or unrealize the device?  Then the
+ * descriptor is abandoned: no further access, no completion, no interrupt.
  */
-static void *dma32_demo_map(DMA32DemoState *s, uint64_t bus, uint64_t *len,
-                            DMADirection dir)
+static bool dma32_demo_stale(DMA32DemoState *s, DMA32DemoDone *d)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
-    bool is_write = dir == DMA_DIRECTION_FROM_DEVICE;
-    MemoryRegion *mr;
-    hwaddr xlat, l = *len;
-    dma_addr_t ml;
+    if (s->gen != d->gen) {
+        d->gone = true;
+    }
+    return d->gone;
+}
+
+/* Where one piece of a transfer goes */
+typedef struct DMA32DemoPiece {
+    AddressSpace *as;           /* to access; any IOMMU already applied */
+    hwaddr addr;                /* in @as */
+    uint64_t len;               /* inside one memory region section */
+    bool direct;                /* RAM: map it and work in place */
+} DMA32DemoPiece;
+
+/*
+ * Resolve the piece at bus address @bus, at most @len bytes, for reading
+ * or writing: clamp it to the memory region section it starts in, and to
+ * the IOMMU page, translating it at most once (an IOMMU records a fault
+ * for every failed translation, so a failing piece must not be translated
+ * twice).  A hole, or a translation the IOMMU refuses, is a bus error at
+ * @bus, with nothing accessed.
+ */
+static MemTxResult dma32_demo_resolve(DMA32DemoState *s, uint64_t bus,
+                                      uint64_t len, bool is_write,
+                                      DMA32DemoPiece *pc)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    hwaddr addr = bus;
+    bool translated = false;
+
+    for (;;) {
+        MemoryRegionSection sec = memory_region_find(as->root, addr, len);
+        IOMMUMemoryRegion *iommu;
+        IOMMUTLBEntry e;
+        uint64_t off;
+
+        if (!sec.mr) {
+            return MEMTX_DECODE_ERROR;
+        }
+        iommu = memory_region_get_iommu(sec.mr);
+        pc->direct = memory_access_is_direct(sec.mr, is_write);
+        memory_region_unref(sec.mr);
+        if (sec.offset_within_address_space != addr) {
+            /* a hole first, then the section found */
+            return MEMTX_DECODE_ERROR;
+        }
+        len = MIN(len, int128_get64(sec.size));
+        if (!iommu) {
+            break;
+        }
+        if (translated) {
+            /* the IOMMU's output is another IOMMU: not a DMA target */
+            return MEMTX_DECODE_ERROR;
+        }
+        e = address_space_get_iotlb_entry(as, addr, is_write,
+                                          MEMTXATTRS_UNSPECIFIED);
+        if (!(e.perm & (is_write ? IOMMU_WO : IOMMU_RO))) {
+            return MEMTX_ERROR;
+        }
+        off = addr & e.addr_mask;
+        if (e.addr_mask - off < len - 1) {
+            len = e.addr_mask - off + 1;
+        }
+        as = e.target_as;
+        addr = (e.translated_addr & ~e.addr_mask) | off;
+        translated = true;
+    }
+    pc->as = as;
+    pc->addr = addr;
+    pc->len = len;
+    return MEMTX_OK;
+}
+
+/* Map a direct piece; NULL if that fails (then the caller bounces) */
+static void *dma32_demo_map(DMA32DemoPiece *pc, DMADirection dir)
+{
+    dma_addr_t l = pc->len;
     void *p;
 
-    RCU_READ_LOCK_GUARD();
-    mr = address_space_translate(pci_get_address_space(pdev), bus, &xlat,
-                                 &l, is_write, MEMTXATTRS_UNSPECIFIED);
-    if (!memory_access_is_direct(mr, is_write) || !l) {
+    if (!pc->direct) {
         return NULL;
     }
-    ml = MIN(l, *len);
-    p = pci_dma_map(pdev, bus, &ml, dir);
-    if (!p || !ml) {
-        if (p) {
-            pci_dma_unmap(pdev, p, ml, dir, 0);
-        }
-        return NULL;
+    p = dma_memory_map(pc->as, pc->addr, &l, dir, MEMTXATTRS_UNSPECIFIED);
+    if (p && !l) {
+        dma_memory_unmap(pc->as, p, l, dir, 0);
+        p = NULL;
     }
-    *len = ml;
+    if (p) {
+        pc->len = l;
+    }
     return p;
+}
+
+static void dma32_demo_unmap(DMA32DemoPiece *pc, void *p, DMADirection dir,
+                             uint64_t done)
+{
+    dma_memory_unmap(pc->as, p, pc->len, dir, done);
+}
+
+/* Bounced access to the first @n bytes of a piece */
+static MemTxResult dma32_demo_rw(DMA32DemoState *s, DMA32DemoPiece *pc,
+                                 uint64_t n, DMADirection dir,
+                                 DMA32DemoDone *d)
+{
+    MemTxResult r = dma_memory_rw(pc->as, pc->addr, s->bounce, n, dir,
+                                  MEMTXATTRS_UNSPECIFIED);
+
+    /* The access may have reset or unplugged the device */
+    dma32_demo_stale(s, d);
+    return r;
 }
 
 static MemTxResult dma32_demo_inject(DMA32DemoState *s)
@@ -348,35 +449,51 @@ static MemTxResult dma32_demo_inject(DMA32DemoState *s)
     return MEMTX_OK;
 }
 
+static void dma32_demo_bus_error(DMA32DemoDone *d, uint32_t source,
+                                 uint64_t bus)
+{
+    d->status = DMA32_DEMO_ST_BUS_ERROR;
+    d->source = source;
+    d->fault_addr = bus;
+}
+
 /* Device -> memory: the FILL pattern */
 static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t dst, uint64_t len,
                                uint64_t seed, DMA32DemoDone *d)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
     uint64_t off = 0;
 
     while (off < len) {
-        uint64_t bus, n = dma32_demo_piece(s, dst + off, len - off,
-                                           s->dma_bits, &bus);
-        MemTxResult r = dma32_demo_inject(s);
-        void *p = r == MEMTX_OK ?
-            dma32_demo_map(s, bus, &n, DMA_DIRECTION_FROM_DEVICE) : NULL;
+        uint64_t bus, n;
+        DMA32DemoPiece pc;
+        MemTxResult r;
+        void *p;
 
+        n = dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &bus);
+        r = dma32_demo_inject(s);
+        if (r == MEMTX_OK) {
+            r = dma32_demo_resolve(s, bus, n, true, &pc);
+        }
+        if (r != MEMTX_OK) {
+            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, bus);
+            return;
+        }
+        p = dma32_demo_map(&pc, DMA_DIRECTION_FROM_DEVICE);
         if (p) {
+            n = pc.len;
             trace_dma32_demo_dma(bus, n, 1, 1);
             dma32_demo_pattern(p, seed, off, n);
-            pci_dma_unmap(pdev, p, n, DMA_DIRECTION_FROM_DEVICE, n);
+            dma32_demo_unmap(&pc, p, DMA_DIRECTION_FROM_DEVICE, n);
         } else {
-            n = MIN(n, DMA32_DEMO_BOUNCE_SIZE);
+            n = MIN(pc.len, DMA32_DEMO_BOUNCE_SIZE);
             trace_dma32_demo_dma(bus, n, 1, 0);
-            if (r == MEMTX_OK) {
-                dma32_demo_pattern(s->bounce, seed, off, n);
-                r = pci_dma_write(pdev, bus, s->bounce, n);
+            dma32_demo_pattern(s->bounce, seed, off, n);
+            r = dma32_demo_rw(s, &pc, n, DMA_DIRECTION_FROM_DEVICE, d);
+            if (d->gone) {
+                return;
             }
             if (r != MEMTX_OK) {
-                d->status = DMA32_DEMO_ST_BUS_ERROR;
-                d->source = DMA32_DEMO_FAULT_SRC_DST;
-                d->fault_addr = bus;
+                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, bus);
                 return;
             }
         }
@@ -389,31 +506,39 @@ static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t dst, uint64_t len,
 static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
                                    uint64_t len, DMA32DemoDone *d)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
     uint32_t crc = ~0u;
     uint64_t off = 0;
 
     while (off < len) {
-        uint64_t bus, n = dma32_demo_piece(s, src + off, len - off,
-                                           s->dma_bits, &bus);
-        MemTxResult r = dma32_demo_inject(s);
-        void *p = r == MEMTX_OK ?
-            dma32_demo_map(s, bus, &n, DMA_DIRECTION_TO_DEVICE) : NULL;
+        uint64_t bus, n;
+        DMA32DemoPiece pc;
+        MemTxResult r;
+        void *p;
 
+        n = dma32_demo_piece(s, src + off, len - off, s->dma_bits, &bus);
+        r = dma32_demo_inject(s);
+        if (r == MEMTX_OK) {
+            r = dma32_demo_resolve(s, bus, n, false, &pc);
+        }
+        if (r != MEMTX_OK) {
+            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, bus);
+            return;
+        }
+        p = dma32_demo_map(&pc, DMA_DIRECTION_TO_DEVICE);
         if (p) {
+            n = pc.len;
             trace_dma32_demo_dma(bus, n, 0, 1);
             crc = s->crc32c(crc, p, n);
-            pci_dma_unmap(pdev, p, n, DMA_DIRECTION_TO_DEVICE, n);
+            dma32_demo_unmap(&pc, p, DMA_DIRECTION_TO_DEVICE, n);
         } else {
-            n = MIN(n, DMA32_DEMO_BOUNCE_SIZE);
+            n = MIN(pc.len, DMA32_DEMO_BOUNCE_SIZE);
             trace_dma32_demo_dma(bus, n, 0, 0);
-            if (r == MEMTX_OK) {
-                r = pci_dma_read(pdev, bus, s->bounce, n);
+            r = dma32_demo_rw(s, &pc, n, DMA_DIRECTION_TO_DEVICE, d);
+            if (d->gone) {
+                return;
             }
             if (r != MEMTX_OK) {
-                d->status = DMA32_DEMO_ST_BUS_ERROR;
-                d->source = DMA32_DEMO_FAULT_SRC_SRC;
-                d->fault_addr = bus;
+                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, bus);
                 return;
             }
             crc = s->crc32c(crc, s->bounce, n);
@@ -424,58 +549,71 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
     d->result = ~crc;
 }
 
-/* Memory -> memory, in ascending order (overlap gives unspecified data) */
+/*
+ * Memory -> memory, in ascending order (overlap gives unspecified data).
+ * Both sides of a piece are resolved before anything moves; RAM to RAM is
+ * one memmove, anything else goes through the bounce buffer.
+ */
 static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t src, uint64_t dst,
                                uint64_t len, DMA32DemoDone *d)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
     uint64_t off = 0;
 
     while (off < len) {
-        uint64_t sbus, dbus, sn, dn, n;
-        void *sp, *dp = NULL;
-        MemTxResult r = dma32_demo_inject(s);
+        uint64_t sbus, dbus, n;
+        DMA32DemoPiece sp, dp;
+        void *sptr, *dptr = NULL;
+        MemTxResult r;
 
-        sn = dma32_demo_piece(s, src + off, len - off, s->dma_bits, &sbus);
-        dn = dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &dbus);
-        n = MIN(sn, dn);
+        n = MIN(dma32_demo_piece(s, src + off, len - off, s->dma_bits, &sbus),
+                dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &dbus));
+        r = dma32_demo_inject(s);
+        if (r == MEMTX_OK) {
+            r = dma32_demo_resolve(s, sbus, n, false, &sp);
+        }
         if (r != MEMTX_OK) {
-            d->status = DMA32_DEMO_ST_BUS_ERROR;
-            d->source = DMA32_DEMO_FAULT_SRC_SRC;
-            d->fault_addr = sbus;
+            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, sbus);
             return;
         }
-        sp = dma32_demo_map(s, sbus, &n, DMA_DIRECTION_TO_DEVICE);
-        if (sp) {
-            dp = dma32_demo_map(s, dbus, &n, DMA_DIRECTION_FROM_DEVICE);
+        if (dma32_demo_resolve(s, dbus, sp.len, true, &dp) != MEMTX_OK) {
+            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, dbus);
+            return;
         }
-        if (sp && dp) {
-            /* n is now the length both mappings cover */
+        sp.len = dp.len;        /* both sides now cover the same bytes */
+        sptr = dma32_demo_map(&sp, DMA_DIRECTION_TO_DEVICE);
+        if (sptr) {
+            dp.len = sp.len;
+            dptr = dma32_demo_map(&dp, DMA_DIRECTION_FROM_DEVICE);
+        }
+        if (dptr) {
+            n = dp.len;
             trace_dma32_demo_dma(sbus, n, 0, 1);
             trace_dma32_demo_dma(dbus, n, 1, 1);
-            memmove(dp, sp, n);
-            pci_dma_unmap(pdev, dp, n, DMA_DIRECTION_FROM_DEVICE, n);
-            pci_dma_unmap(pdev, sp, n, DMA_DIRECTION_TO_DEVICE, n);
+            memmove(dptr, sptr, n);
+            dma32_demo_unmap(&dp, dptr, DMA_DIRECTION_FROM_DEVICE, n);
+            dma32_demo_unmap(&sp, sptr, DMA_DIRECTION_TO_DEVICE, n);
         } else {
-            if (sp) {
-                pci_dma_unmap(pdev, sp, n, DMA_DIRECTION_TO_DEVICE, 0);
+            if (sptr) {
+                dma32_demo_unmap(&sp, sptr, DMA_DIRECTION_TO_DEVICE, 0);
             }
-            n = MIN(n, DMA32_DEMO_BOUNCE_SIZE);
+            n = MIN(dp.len, DMA32_DEMO_BOUNCE_SIZE);
             trace_dma32_demo_dma(sbus, n, 0, 0);
-            r = pci_dma_read(pdev, sbus, s->bounce, n);
+            r = dma32_demo_rw(s, &sp, n, DMA_DIRECTION_TO_DEVICE, d);
+            if (d->gone) {
+                return;
+            }
             if (r != MEMTX_OK) {
-                d->status = DMA32_DEMO_ST_BUS_ERROR;
-                d->source = DMA32_DEMO_FAULT_SRC_SRC;
-                d->fault_addr = sbus;
+                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, sbus);
                 return;
             }
             s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
             trace_dma32_demo_dma(dbus, n, 1, 0);
-            r = pci_dma_write(pdev, dbus, s->bounce, n);
+            r = dma32_demo_rw(s, &dp, n, DMA_DIRECTION_FROM_DEVICE, d);
+            if (d->gone) {
+                return;
+            }
             if (r != MEMTX_OK) {
-                d->status = DMA32_DEMO_ST_BUS_ERROR;
-                d->source = DMA32_DEMO_FAULT_SRC_DST;
-                d->fault_addr = dbus;
+                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, dbus);
                 return;
             }
             s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
@@ -555,14 +693,16 @@ static uint64_t dma32_demo_desc_bus(DMA32DemoState *s, uint64_t *addr)
 
 /*
  * Fetch, execute and complete the descriptor at HEAD.  Returns the number
- * of data bytes it asked for, or -1 when the ring halted.
+ * of data bytes it asked for, or -1 when the ring halted or the device was
+ * reset or unplugged by one of the descriptor's own accesses (then nothing
+ * more is done: the state belongs to reset, or to unrealize).
  */
 static int64_t dma32_demo_process_one(DMA32DemoState *s)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     uint8_t raw[DMA32_DEMO_DESC_SIZE];
     uint8_t wb[DMA32_DEMO_DESC_SIZE];
-    DMA32DemoDone d = { .status = DMA32_DEMO_ST_OK };
+    DMA32DemoDone d = { .status = DMA32_DEMO_ST_OK, .gen = s->gen };
     uint64_t addr, bus, src, dst, seed;
     uint32_t idx = s->head, op, len;
     MemTxResult r;
@@ -574,6 +714,9 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
         return -1;
     }
     r = pci_dma_read(pdev, bus, raw, sizeof(raw));
+    if (dma32_demo_stale(s, &d)) {
+        return -1;
+    }
     if (r != MEMTX_OK) {
         dma32_demo_ring_error(s, DMA32_DEMO_ST_BUS_ERROR, bus);
         return -1;
@@ -595,6 +738,9 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
         d.fault_addr = addr;
     } else {
         dma32_demo_execute(s, op, len, src, dst, seed, &d);
+        if (d.gone) {
+            return -1;
+        }
     }
 
     if (d.status != DMA32_DEMO_ST_OK) {
@@ -605,9 +751,15 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
     stl_le_p(wb, d.result);
     stq_le_p(wb + 4, d.status == DMA32_DEMO_ST_OK ? 0 : d.fault_addr);
     r = pci_dma_write(pdev, bus + DMA32_DEMO_DESC_STATUS_OFF + 4, wb, 12);
+    if (dma32_demo_stale(s, &d)) {
+        return -1;
+    }
     if (r == MEMTX_OK) {
         stl_le_p(wb, d.status);
         r = pci_dma_write(pdev, bus + DMA32_DEMO_DESC_STATUS_OFF, wb, 4);
+        if (dma32_demo_stale(s, &d)) {
+            return -1;
+        }
     }
     if (r != MEMTX_OK) {
         dma32_demo_ring_error(s, DMA32_DEMO_ST_BUS_ERROR, bus);
@@ -619,14 +771,19 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
         s->cnt[DMA32_DEMO_CNT_COMPLETED]++;
     }
     s->head = (s->head + 1) & (s->ring_size - 1);
+    /* An MSI is a DMA write too, and may land anywhere */
     dma32_demo_raise(s, DMA32_DEMO_INT_DONE |
                      (d.status == DMA32_DEMO_ST_OK ? 0 : DMA32_DEMO_INT_ERROR));
+    if (dma32_demo_stale(s, &d)) {
+        return -1;
+    }
     return op >= DMA32_DEMO_OP_FILL && op <= DMA32_DEMO_OP_COPY ? len : 0;
 }
 
 static void dma32_demo_bh(void *opaque)
 {
     DMA32DemoState *s = opaque;
+    uint32_t gen = s->gen;
     uint32_t descs = 0;
     uint64_t bytes = 0;
     bool again = false;
@@ -635,8 +792,14 @@ static void dma32_demo_bh(void *opaque)
         qemu_bh_schedule(s->bh);
         return;
     }
+    /*
+     * Unrealize may run inside one of our accesses; the state it would
+     * free must outlive this run.  After it (or a reset), s->gen differs
+     * and the loop stops without touching the bottom half or config space.
+     */
+    object_ref(OBJECT(s));
     s->busy = true;
-    while (dma32_demo_can_run(s)) {
+    while (s->gen == gen && dma32_demo_can_run(s)) {
         int64_t n;
 
         if (descs >= DMA32_DEMO_BH_MAX_DESCS ||
@@ -655,11 +818,12 @@ static void dma32_demo_bh(void *opaque)
     }
     s->busy = false;
     trace_dma32_demo_bh(descs, bytes, again);
+    object_unref(OBJECT(s));
 }
 
 static void dma32_demo_kick(DMA32DemoState *s)
 {
-    if (dma32_demo_can_run(s)) {
+    if (s->bh && dma32_demo_can_run(s)) {
         qemu_bh_schedule(s->bh);
     }
 }
@@ -699,7 +863,10 @@ static void dma32_demo_ring_reprogrammed(DMA32DemoState *s)
 static void dma32_demo_reset_state(DMA32DemoState *s)
 {
     trace_dma32_demo_reset();
-    qemu_bh_cancel(s->bh);
+    s->gen++;
+    if (s->bh) {
+        qemu_bh_cancel(s->bh);
+    }
     s->ctrl = 0;
     s->int_status = 0;
     s->int_mask = 0;
@@ -717,15 +884,23 @@ static void dma32_demo_reset_state(DMA32DemoState *s)
     pci_set_irq(PCI_DEVICE(s), 0);
 }
 
-static uint64_t dma32_demo_mmio_read(void *opaque, hwaddr addr, unsigned size)
+/*
+ * DMA or MSI from the device into its own BAR (while it is busy with a
+ * descriptor or a register write) is refused with a bus error: the
+ * descriptor that tried it completes with BUS_ERROR.
+ */
+static MemTxResult dma32_demo_mmio_read(void *opaque, hwaddr addr,
+                                        uint64_t *data, unsigned size,
+                                        MemTxAttrs attrs)
 {
     DMA32DemoState *s = opaque;
     uint64_t val = 0;
 
     if (s->busy) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: reentrant read at 0x%" HWADDR_PRIx
-                      " ignored\n", TYPE_DMA32_DEMO, addr);
-        return 0;
+                      " refused\n", TYPE_DMA32_DEMO, addr);
+        *data = 0;
+        return MEMTX_ERROR;
     }
 
     switch (addr) {
@@ -814,19 +989,22 @@ static uint64_t dma32_demo_mmio_read(void *opaque, hwaddr addr, unsigned size)
         break;
     }
     trace_dma32_demo_mmio_read(addr, val);
-    return val;
+    *data = val;
+    return MEMTX_OK;
 }
 
-static void dma32_demo_mmio_write(void *opaque, hwaddr addr, uint64_t val,
-                                  unsigned size)
+static MemTxResult dma32_demo_mmio_write(void *opaque, hwaddr addr,
+                                         uint64_t val, unsigned size,
+                                         MemTxAttrs attrs)
 {
     DMA32DemoState *s = opaque;
+    uint32_t gen = s->gen;
     uint32_t old;
 
     if (s->busy) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: reentrant write at 0x%"
-                      HWADDR_PRIx " ignored\n", TYPE_DMA32_DEMO, addr);
-        return;
+                      HWADDR_PRIx " refused\n", TYPE_DMA32_DEMO, addr);
+        return MEMTX_ERROR;
     }
     trace_dma32_demo_mmio_write(addr, val);
     s->busy = true;
@@ -886,12 +1064,16 @@ static void dma32_demo_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     }
 
     s->busy = false;
-    dma32_demo_kick(s);
+    /* Not after a reset, or an unplug by our own MSI */
+    if (s->gen == gen) {
+        dma32_demo_kick(s);
+    }
+    return MEMTX_OK;
 }
 
 static const MemoryRegionOps dma32_demo_mmio_ops = {
-    .read = dma32_demo_mmio_read,
-    .write = dma32_demo_mmio_write,
+    .read_with_attrs = dma32_demo_mmio_read,
+    .write_with_attrs = dma32_demo_mmio_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = {
         /* 64-bit accesses are split low word first: counters stay atomic */
@@ -963,7 +1145,6 @@ static void dma32_demo_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->mmio);
 
     dma32_demo_select_crc(s);
-    s->bounce = g_malloc(DMA32_DEMO_BOUNCE_SIZE);
     s->bh = qemu_bh_new(dma32_demo_bh, s);
     s->vmse = qdev_add_vm_change_state_handler(DEVICE(s),
                                                dma32_demo_vm_state_change, s);
@@ -973,9 +1154,11 @@ static void dma32_demo_exit(PCIDevice *pdev)
 {
     DMA32DemoState *s = DMA32_DEMO(pdev);
 
+    /* Tell a bottom half that is running (we may be inside its DMA) */
+    s->gen++;
     qemu_del_vm_change_state_handler(s->vmse);
     qemu_bh_delete(s->bh);
-    g_free(s->bounce);
+    s->bh = NULL;
     msi_uninit(pdev);
 }
 
