@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-guest: --append 'swiotlb=128 dma32demo.timeout_ms=300 dma32demo.allow_unsafe=1' --timeout 240
+# run-guest: --smp 2 --append 'swiotlb=128 dma32demo.timeout_ms=300 dma32demo.allow_unsafe=1' --timeout 240
 #
 # dma32demo under faults, with a tiny swiotlb pool (swiotlb=128: 128 slabs
 # of 2 KiB, 256 KiB) and device errors injected through the INJECT
@@ -22,6 +22,8 @@
 # - the sysfs counters equal the sums of what the requests reported.
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
+# On two vCPUs: the requests, the IRQ handler and the readers really race.
+check_cpus 2
 D=/sys/kernel/debug/swiotlb
 s_faults=0 s_timeouts=0 s_resets=0 s_alloc=0
 add() {

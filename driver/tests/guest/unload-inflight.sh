@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-guest: --append 'dma32demo.timeout_ms=1000' --timeout 240
+# run-guest: --smp 2 --append 'dma32demo.timeout_ms=1000' --timeout 240
 #
 # dma32demo: module unload and device unbind while requests are in flight.
 # Two 'dma32ctl stress' processes hammer the device (verified requests,
@@ -13,6 +13,8 @@
 # the run on any WARN/BUG in the console). insmod again: all verifies.
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
+# On two vCPUs: the requests, the IRQ handler and the readers really race.
+check_cpus 2
 ko=/lib/modules/dma32demo.ko
 loaded() { grep -q '^dma32demo ' /proc/modules; }
 
