@@ -33,6 +33,7 @@
 #include <linux/idr.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/iommu.h>
 #include <linux/kernel.h>
 #include <linux/kref.h>
 #include <linux/ktime.h>
@@ -132,6 +133,7 @@ struct d32_dev {
 	bool mask_forced;
 	bool coherent_forced;
 	bool bounce_beyond_mask;	/* swiotlb pool outside the DMA mask */
+	bool dma_direct;		/* DMA addresses are physical (no IOVA) */
 
 	/* Ring (coherent) */
 	struct dma32_demo_desc *ring;
@@ -544,7 +546,24 @@ static unsigned int d32_max_seg(struct d32_dev *dd)
 }
 
 /*
- * Without an IOMMU, a page the device cannot reach is bounced through
+ * Does the device use dma-direct, where a DMA address is a physical address
+ * and swiotlb bounces what the mask cannot reach? True without an IOMMU,
+ * and also behind one whose domain for the device is the identity
+ * (iommu=pt, or an identity default domain): the device then has an IOMMU
+ * group (device_iommu_mapped() is true) but nothing translates its DMA.
+ * Only a translating (DMA) domain gives IOVAs, which never bounce here.
+ * The domain cannot change while the driver is bound (the group's type can
+ * only be changed with no driver bound), so probe asks once.
+ */
+static bool d32_dma_is_direct(struct device *dev)
+{
+	struct iommu_domain *dom = iommu_get_domain_for_dev(dev);
+
+	return !dom || dom->type == IOMMU_DOMAIN_IDENTITY;
+}
+
+/*
+ * On dma-direct, a page the device cannot reach is bounced through
  * swiotlb; if the pool itself is beyond the mask, the DMA API would WARN.
  * Refuse such a mapping up front (-ENOMEM like any mapping failure).
  */
@@ -553,7 +572,7 @@ static bool d32_unbounceable(struct d32_dev *dd, struct sg_table *sgt)
 	struct scatterlist *sg;
 	unsigned int i;
 
-	if (!dd->bounce_beyond_mask || device_iommu_mapped(dd->dev))
+	if (!dd->bounce_beyond_mask || !dd->dma_direct)
 		return false;
 	for_each_sgtable_sg(sgt, sg, i)
 		if (!dma_capable(dd->dev, phys_to_dma(dd->dev, sg_phys(sg)),
@@ -564,7 +583,7 @@ static bool d32_unbounceable(struct d32_dev *dd, struct sg_table *sgt)
 
 static bool d32_bounced(struct d32_dev *dd, dma_addr_t addr)
 {
-	return !device_iommu_mapped(dd->dev) &&
+	return dd->dma_direct &&
 	       is_swiotlb_buffer(dd->dev, dma_to_phys(dd->dev, addr));
 }
 
@@ -1479,8 +1498,11 @@ static int d32_set_masks(struct d32_dev *dd)
 			dd->coherent_bits);
 		return ret;
 	}
+	dd->dma_direct = d32_dma_is_direct(dd->dev);
+	if (dd->dma_direct && device_iommu_mapped(dd->dev))
+		dev_info(dd->dev, "IOMMU identity domain (passthrough): DMA addresses are physical, swiotlb bounces what the mask cannot reach\n");
 #ifdef CONFIG_SWIOTLB
-	if (is_swiotlb_active(dd->dev) &&
+	if (dd->dma_direct && is_swiotlb_active(dd->dev) &&
 	    dd->dev->dma_io_tlb_mem->end - 1 > DMA_BIT_MASK(dd->mask_bits)) {
 		dd->bounce_beyond_mask = true;
 		dev_warn(dd->dev, "swiotlb pool [%pa-%pa] is beyond the %u-bit DMA mask: buffers it cannot reach will fail to map\n",
