@@ -361,6 +361,7 @@ static u32 d32_crc32c(struct d32_buf *b, size_t off, size_t len)
 		d32_kunmap(b, p);
 		off += n;
 		len -= n;
+		cond_resched();
 	}
 	return ~crc;
 }
@@ -783,18 +784,27 @@ static int d32_build_jobs(struct d32_req *rq)
 	return 0;
 }
 
-/* Wait until @last completed; -ETIMEDOUT after timeout_ms without progress */
+/*
+ * Wait until @last completed; -ETIMEDOUT after timeout_ms without progress
+ * (the clock restarts on every completed descriptor, so a long request
+ * that moves is not a hang). -EINTR at once on a fatal signal: the caller
+ * resets the device, which stops its DMA, before anything is unmapped.
+ */
 static int d32_wait(struct d32_dev *dd, struct dma32_demo_desc *last)
 {
 	unsigned long tmo = msecs_to_jiffies(max(READ_ONCE(timeout_ms), 1u));
 	u32 head = d32_rd(dd, DMA32_DEMO_REG_RING_HEAD), now;
+	long left;
 
 	for (;;) {
 		if (le32_to_cpu(READ_ONCE(last->status)) != DMA32_DEMO_ST_PENDING)
 			break;
 		if (d32_rd(dd, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED)
 			return -EIO;
-		if (wait_for_completion_timeout(&dd->done, tmo))
+		left = wait_for_completion_killable_timeout(&dd->done, tmo);
+		if (left < 0)
+			return -EINTR;
+		if (left)
 			continue;
 		now = d32_rd(dd, DMA32_DEMO_REG_RING_HEAD);
 		if (now != head) {
@@ -916,10 +926,15 @@ static int d32_run_jobs(struct d32_req *rq)
 				    timeout_ms, d32_rd(dd, DMA32_DEMO_REG_RING_HEAD),
 				    dd->tail);
 		res->timeouts++;
+	} else if (ret == -EINTR) {
+		dev_dbg(dd->dev, "request killed with descriptors in flight (head %u, tail %u): resetting\n",
+			d32_rd(dd, DMA32_DEMO_REG_RING_HEAD), dd->tail);
 	}
 	/*
 	 * Reset on failure, so that the device is quiet before anything is
-	 * unmapped or freed, and to drop an injection nothing consumed: an
+	 * unmapped or freed (the reset cancels the device's pending work: once
+	 * the read that flushes it returns, no descriptor runs any more), and
+	 * to drop an injection nothing consumed: an
 	 * address fault (unsafe-raw) is not a bus error and leaves an
 	 * injected one armed for the next request.
 	 */
@@ -946,6 +961,9 @@ static int d32_verify(struct d32_req *rq)
 	for (i = 0; i < rq->njobs; i++) {
 		struct d32_job *j = &rq->jobs[i];
 
+		/* A killed caller does not wait for a check nobody reads */
+		if (fatal_signal_pending(current))
+			return -EINTR;
 		if (j->unit != unit) {
 			if (unit_ok)
 				res->buffers_verified++;
@@ -1076,6 +1094,11 @@ static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 		    rq.strategy != DMA32DEMO_STRATEGY_USER)
 			d32_pattern_write(&rq.bufs[i], 0, rq.size, ~rq.seed + i);
 		cond_resched();
+		/* Up to 1 GiB to allocate and fill: a kill stops it */
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto free;
+		}
 	}
 
 	for (i = 0; i < rq.nbufs; i++) {
@@ -1098,7 +1121,7 @@ static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 unmap:
 	for (i = 0; i < nmapped; i++)
 		d32_buf_unmap(dd, &rq.bufs[i]);
-	if (rq.jobs && (rq.flags & DMA32DEMO_RUN_VERIFY)) {
+	if (rq.jobs && (rq.flags & DMA32DEMO_RUN_VERIFY) && ret != -EINTR) {
 		vret = d32_verify(&rq);
 		if (!ret)
 			ret = vret;
