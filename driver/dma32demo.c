@@ -426,6 +426,16 @@ static void d32_account_page(struct d32_req *rq, struct page *pg)
 	res->zone_pages[d32_zone_idx(pg)]++;
 }
 
+/*
+ * What dma_alloc_coherent() really holds for @size bytes: on x86 (dma-direct
+ * and the IOMMU's dma-iommu alike, without CMA) a buddy block of
+ * get_order(size) pages, which is never trimmed; 1 MiB + 1 byte holds 2 MiB.
+ */
+static size_t d32_coherent_footprint(size_t size)
+{
+	return PAGE_SIZE << get_order(size);
+}
+
 static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
 {
 	struct d32_dev *dd = rq->dd;
@@ -442,7 +452,7 @@ static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
 				     rq->res->coherent_held);
 		return -ENOMEM;
 	}
-	atomic64_add(b->size, &dd->st.coherent_held);
+	atomic64_add(d32_coherent_footprint(b->size), &dd->st.coherent_held);
 	for (i = 0; i < DIV_ROUND_UP(b->size, PAGE_SIZE); i++) {
 		void *va = b->cpu + i * PAGE_SIZE;
 
@@ -520,7 +530,8 @@ static void d32_buf_free(struct d32_dev *dd, struct d32_buf *b)
 
 	if (b->cpu) {
 		dma_free_coherent(dd->dev, b->size, b->cpu, b->handle);
-		atomic64_sub(b->size, &dd->st.coherent_held);
+		atomic64_sub(d32_coherent_footprint(b->size),
+			     &dd->st.coherent_held);
 		b->cpu = NULL;
 	}
 	if (b->pages) {
@@ -1442,7 +1453,8 @@ static void d32_free_ring(void *data)
 	struct d32_dev *dd = data;
 
 	dma_free_coherent(dd->dev, dd->ring_bytes, dd->ring, dd->ring_dma);
-	atomic64_sub(dd->ring_bytes, &dd->st.coherent_held);
+	atomic64_sub(d32_coherent_footprint(dd->ring_bytes),
+		     &dd->st.coherent_held);
 }
 
 static void d32_free_id(void *data)
@@ -1559,7 +1571,8 @@ static int d32_setup_ring(struct d32_dev *dd)
 				      GFP_KERNEL);
 	if (!dd->ring)
 		return -ENOMEM;
-	atomic64_add(dd->ring_bytes, &dd->st.coherent_held);
+	atomic64_add(d32_coherent_footprint(dd->ring_bytes),
+		     &dd->st.coherent_held);
 	return devm_add_action_or_reset(dd->dev, d32_free_ring, dd);
 }
 
