@@ -114,8 +114,8 @@ struct d32_dev {
 	struct pci_dev *pdev;
 	struct device *dev;
 	void __iomem *regs;
-	struct mutex lock;		/* hardware, ring, gone */
-	bool gone;
+	struct mutex lock;		/* hardware, ring */
+	bool gone;			/* READ_ONCE: remove, shutdown set it */
 	struct miscdevice misc;
 	char name[24];
 	int id;
@@ -1694,10 +1694,29 @@ static void d32_remove(struct pci_dev *pdev)
 	/* No new opens; open files keep dd alive but see it gone */
 	misc_deregister(&dd->misc);
 	mutex_lock(&dd->lock);
-	dd->gone = true;
+	WRITE_ONCE(dd->gone, true);
 	d32_hw_stop(dd);
 	mutex_unlock(&dd->lock);
 	/* devres frees the IRQ, the ring, the id, BAR0, and drops dd */
+}
+
+/*
+ * Reboot, power-off, kexec: a device left running would go on doing DMA
+ * into memory that the next kernel (or firmware) owns. Stop the engine and
+ * then bus mastering, without dd->lock: a request may hold it for a long
+ * time, and whatever it does next (a timeout and a reset that re-enables
+ * the engine on an empty ring) can no longer reach memory. Its file then
+ * sees ENODEV like after remove.
+ */
+static void d32_shutdown(struct pci_dev *pdev)
+{
+	struct d32_dev *dd = pci_get_drvdata(pdev);
+
+	if (!dd)
+		return;
+	WRITE_ONCE(dd->gone, true);
+	d32_hw_stop(dd);
+	pci_clear_master(pdev);
 }
 
 static const struct pci_device_id d32_ids[] = {
@@ -1711,6 +1730,7 @@ static struct pci_driver d32_driver = {
 	.id_table = d32_ids,
 	.probe = d32_probe,
 	.remove = d32_remove,
+	.shutdown = d32_shutdown,
 	.dev_groups = d32_groups,
 };
 module_pci_driver(d32_driver);
