@@ -15,10 +15,13 @@
  *       -o dma32ctl dma32ctl.c
  */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,6 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,27 +122,41 @@ static int lookup(const char *what, const char *const *names, int n,
 	exit(2);
 }
 
+/*
+ * A number (decimal, 0x hex or 0 octal) with an optional K, M or G suffix
+ * and an optional B or iB. strtoull() alone would also take leading white
+ * space, a sign ('-1' is ULLONG_MAX) and let the suffix shift bits out of
+ * the top: only a digit may start it, and a suffix that overflows is an
+ * error.
+ */
 static __u64 parse_size(const char *opt, const char *s)
 {
 	unsigned long long v;
+	unsigned int shift = 0;
 	char *end;
 
 	errno = 0;
-	if (!*s || *s == '-')
+	if (!isdigit((unsigned char)*s))
 		goto bad;
 	v = strtoull(s, &end, 0);
 	if (errno || end == s)
 		goto bad;
 	switch (*end) {
 	case 'k': case 'K':
-		v <<= 10, end++;
+		shift = 10;
 		break;
 	case 'm': case 'M':
-		v <<= 20, end++;
+		shift = 20;
 		break;
 	case 'g': case 'G':
-		v <<= 30, end++;
+		shift = 30;
 		break;
+	}
+	if (shift) {
+		if (v > ULLONG_MAX >> shift)
+			goto bad;
+		v <<= shift;
+		end++;
 	}
 	if (end[0] == 'i' && end[1] == 'B')
 		end += 2;
@@ -148,7 +166,7 @@ static __u64 parse_size(const char *opt, const char *s)
 		goto bad;
 	return v;
 bad:
-	die("bad %s '%s': expected a number with an optional K, M or G suffix",
+	die("bad %s '%s': expected a number with an optional K, M or G suffix, below 2^64",
 	    opt, s);
 	return 0;
 }
@@ -1692,23 +1710,31 @@ static char *fz_files[FZ_MAX_FILES];
 static bool fz_writable[FZ_MAX_FILES];
 static int fz_nfiles;
 
+/* The regular files directly in @dir (no symlinks), in readdir order */
 static void fz_add_dir(const char *dir, bool write)
 {
-	char cmd[600], line[512];
-	FILE *p;
+	char path[512];
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
 
-	/* busybox find is in the guest; avoids dirent handling here */
-	snprintf(cmd, sizeof(cmd), "find '%s/' -maxdepth 1 -type f 2>/dev/null",
-		 dir);
-	p = popen(cmd, "r");
-	if (!p)
+	if (!d)
 		return;
-	while (fz_nfiles < FZ_MAX_FILES && fgets(line, sizeof(line), p)) {
-		line[strcspn(line, "\n")] = 0;
+	while (fz_nfiles < FZ_MAX_FILES && (de = readdir(d))) {
+		if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
+		    (int)sizeof(path))
+			continue;
+		if (de->d_type == DT_UNKNOWN &&
+		    (lstat(path, &st) || !S_ISREG(st.st_mode)))
+			continue;
 		fz_writable[fz_nfiles] = write;
-		fz_files[fz_nfiles++] = strdup(line);
+		fz_files[fz_nfiles] = strdup(path);
+		if (fz_files[fz_nfiles])
+			fz_nfiles++;
 	}
-	pclose(p);
+	closedir(d);
 }
 
 static ssize_t fz_read_file(const char *path, char *buf, size_t len)

@@ -18,9 +18,11 @@
  * uapi/dma32demo.h, statistics in /sys/bus/pci/devices/<BDF>/stats/.
  *
  * Locking: dd->lock serialises every use of the hardware and the ring; a
- * request holds it from allocation to free, so concurrent openers queue.
+ * request holds it from allocation to free, so concurrent requests queue.
+ * INFO, STATS and RESET_STATS take no lock (atomic counters and what
+ * probe set once), so they never wait behind a request.
  * The device structure is reference counted: open files keep it alive
- * after the PCI device went away (dd->gone, checked under dd->lock).
+ * after the PCI device went away (dd->gone).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -33,6 +35,7 @@
 #include <linux/idr.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/iommu.h>
 #include <linux/kernel.h>
 #include <linux/kref.h>
 #include <linux/ktime.h>
@@ -111,8 +114,8 @@ struct d32_dev {
 	struct pci_dev *pdev;
 	struct device *dev;
 	void __iomem *regs;
-	struct mutex lock;		/* hardware, ring, gone */
-	bool gone;
+	struct mutex lock;		/* hardware, ring */
+	bool gone;			/* READ_ONCE: remove, shutdown set it */
 	struct miscdevice misc;
 	char name[24];
 	int id;
@@ -132,6 +135,7 @@ struct d32_dev {
 	bool mask_forced;
 	bool coherent_forced;
 	bool bounce_beyond_mask;	/* swiotlb pool outside the DMA mask */
+	bool dma_direct;		/* DMA addresses are physical (no IOVA) */
 
 	/* Ring (coherent) */
 	struct dma32_demo_desc *ring;
@@ -359,6 +363,7 @@ static u32 d32_crc32c(struct d32_buf *b, size_t off, size_t len)
 		d32_kunmap(b, p);
 		off += n;
 		len -= n;
+		cond_resched();
 	}
 	return ~crc;
 }
@@ -421,6 +426,16 @@ static void d32_account_page(struct d32_req *rq, struct page *pg)
 	res->zone_pages[d32_zone_idx(pg)]++;
 }
 
+/*
+ * What dma_alloc_coherent() really holds for @size bytes: on x86 (dma-direct
+ * and the IOMMU's dma-iommu alike, without CMA) a buddy block of
+ * get_order(size) pages, which is never trimmed; 1 MiB + 1 byte holds 2 MiB.
+ */
+static size_t d32_coherent_footprint(size_t size)
+{
+	return PAGE_SIZE << get_order(size);
+}
+
 static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
 {
 	struct d32_dev *dd = rq->dd;
@@ -437,7 +452,7 @@ static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
 				     rq->res->coherent_held);
 		return -ENOMEM;
 	}
-	atomic64_add(b->size, &dd->st.coherent_held);
+	atomic64_add(d32_coherent_footprint(b->size), &dd->st.coherent_held);
 	for (i = 0; i < DIV_ROUND_UP(b->size, PAGE_SIZE); i++) {
 		void *va = b->cpu + i * PAGE_SIZE;
 
@@ -515,7 +530,8 @@ static void d32_buf_free(struct d32_dev *dd, struct d32_buf *b)
 
 	if (b->cpu) {
 		dma_free_coherent(dd->dev, b->size, b->cpu, b->handle);
-		atomic64_sub(b->size, &dd->st.coherent_held);
+		atomic64_sub(d32_coherent_footprint(b->size),
+			     &dd->st.coherent_held);
 		b->cpu = NULL;
 	}
 	if (b->pages) {
@@ -544,7 +560,24 @@ static unsigned int d32_max_seg(struct d32_dev *dd)
 }
 
 /*
- * Without an IOMMU, a page the device cannot reach is bounced through
+ * Does the device use dma-direct, where a DMA address is a physical address
+ * and swiotlb bounces what the mask cannot reach? True without an IOMMU,
+ * and also behind one whose domain for the device is the identity
+ * (iommu=pt, or an identity default domain): the device then has an IOMMU
+ * group (device_iommu_mapped() is true) but nothing translates its DMA.
+ * Only a translating (DMA) domain gives IOVAs, which never bounce here.
+ * The domain cannot change while the driver is bound (the group's type can
+ * only be changed with no driver bound), so probe asks once.
+ */
+static bool d32_dma_is_direct(struct device *dev)
+{
+	struct iommu_domain *dom = iommu_get_domain_for_dev(dev);
+
+	return !dom || dom->type == IOMMU_DOMAIN_IDENTITY;
+}
+
+/*
+ * On dma-direct, a page the device cannot reach is bounced through
  * swiotlb; if the pool itself is beyond the mask, the DMA API would WARN.
  * Refuse such a mapping up front (-ENOMEM like any mapping failure).
  */
@@ -553,7 +586,7 @@ static bool d32_unbounceable(struct d32_dev *dd, struct sg_table *sgt)
 	struct scatterlist *sg;
 	unsigned int i;
 
-	if (!dd->bounce_beyond_mask || device_iommu_mapped(dd->dev))
+	if (!dd->bounce_beyond_mask || !dd->dma_direct)
 		return false;
 	for_each_sgtable_sg(sgt, sg, i)
 		if (!dma_capable(dd->dev, phys_to_dma(dd->dev, sg_phys(sg)),
@@ -564,7 +597,7 @@ static bool d32_unbounceable(struct d32_dev *dd, struct sg_table *sgt)
 
 static bool d32_bounced(struct d32_dev *dd, dma_addr_t addr)
 {
-	return !device_iommu_mapped(dd->dev) &&
+	return dd->dma_direct &&
 	       is_swiotlb_buffer(dd->dev, dma_to_phys(dd->dev, addr));
 }
 
@@ -764,18 +797,27 @@ static int d32_build_jobs(struct d32_req *rq)
 	return 0;
 }
 
-/* Wait until @last completed; -ETIMEDOUT after timeout_ms without progress */
+/*
+ * Wait until @last completed; -ETIMEDOUT after timeout_ms without progress
+ * (the clock restarts on every completed descriptor, so a long request
+ * that moves is not a hang). -EINTR at once on a fatal signal: the caller
+ * resets the device, which stops its DMA, before anything is unmapped.
+ */
 static int d32_wait(struct d32_dev *dd, struct dma32_demo_desc *last)
 {
 	unsigned long tmo = msecs_to_jiffies(max(READ_ONCE(timeout_ms), 1u));
 	u32 head = d32_rd(dd, DMA32_DEMO_REG_RING_HEAD), now;
+	long left;
 
 	for (;;) {
 		if (le32_to_cpu(READ_ONCE(last->status)) != DMA32_DEMO_ST_PENDING)
 			break;
 		if (d32_rd(dd, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED)
 			return -EIO;
-		if (wait_for_completion_timeout(&dd->done, tmo))
+		left = wait_for_completion_killable_timeout(&dd->done, tmo);
+		if (left < 0)
+			return -EINTR;
+		if (left)
 			continue;
 		now = d32_rd(dd, DMA32_DEMO_REG_RING_HEAD);
 		if (now != head) {
@@ -897,10 +939,15 @@ static int d32_run_jobs(struct d32_req *rq)
 				    timeout_ms, d32_rd(dd, DMA32_DEMO_REG_RING_HEAD),
 				    dd->tail);
 		res->timeouts++;
+	} else if (ret == -EINTR) {
+		dev_dbg(dd->dev, "request killed with descriptors in flight (head %u, tail %u): resetting\n",
+			d32_rd(dd, DMA32_DEMO_REG_RING_HEAD), dd->tail);
 	}
 	/*
 	 * Reset on failure, so that the device is quiet before anything is
-	 * unmapped or freed, and to drop an injection nothing consumed: an
+	 * unmapped or freed (the reset cancels the device's pending work: once
+	 * the read that flushes it returns, no descriptor runs any more), and
+	 * to drop an injection nothing consumed: an
 	 * address fault (unsafe-raw) is not a bus error and leaves an
 	 * injected one armed for the next request.
 	 */
@@ -927,6 +974,9 @@ static int d32_verify(struct d32_req *rq)
 	for (i = 0; i < rq->njobs; i++) {
 		struct d32_job *j = &rq->jobs[i];
 
+		/* A killed caller does not wait for a check nobody reads */
+		if (fatal_signal_pending(current))
+			return -EINTR;
 		if (j->unit != unit) {
 			if (unit_ok)
 				res->buffers_verified++;
@@ -1057,6 +1107,11 @@ static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 		    rq.strategy != DMA32DEMO_STRATEGY_USER)
 			d32_pattern_write(&rq.bufs[i], 0, rq.size, ~rq.seed + i);
 		cond_resched();
+		/* Up to 1 GiB to allocate and fill: a kill stops it */
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto free;
+		}
 	}
 
 	for (i = 0; i < rq.nbufs; i++) {
@@ -1079,7 +1134,7 @@ static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 unmap:
 	for (i = 0; i < nmapped; i++)
 		d32_buf_unmap(dd, &rq.bufs[i]);
-	if (rq.jobs && (rq.flags & DMA32DEMO_RUN_VERIFY)) {
+	if (rq.jobs && (rq.flags & DMA32DEMO_RUN_VERIFY) && ret != -EINTR) {
 		vret = d32_verify(&rq);
 		if (!ret)
 			ret = vret;
@@ -1187,7 +1242,7 @@ static long d32_ioc_run(struct d32_dev *dd, struct dma32demo_run __user *arg)
 
 	if (mutex_lock_interruptible(&dd->lock))
 		return -EINTR;
-	if (dd->gone)
+	if (READ_ONCE(dd->gone))
 		ret = -ENODEV;
 	else
 		ret = d32_request(dd, &r, &r.result);
@@ -1297,9 +1352,13 @@ static long d32_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -ENOTTY;
 	}
 
-	if (mutex_lock_interruptible(&dd->lock))
-		return -EINTR;
-	if (dd->gone)
+	/*
+	 * No dd->lock: these touch no register and no ring, only what probe
+	 * set up once and the atomic counters, so they answer at once even
+	 * while a long request holds the lock. dd itself lives as long as
+	 * the open file; after remove they report ENODEV like RUN.
+	 */
+	if (READ_ONCE(dd->gone))
 		ret = -ENODEV;
 	else if (cmd == DMA32DEMO_IOC_INFO)
 		ret = d32_ioc_info(dd, argp);
@@ -1307,7 +1366,6 @@ static long d32_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		ret = d32_ioc_stats(dd, argp);
 	else
 		ret = d32_reset_stats(dd);
-	mutex_unlock(&dd->lock);
 	return ret;
 }
 
@@ -1395,7 +1453,8 @@ static void d32_free_ring(void *data)
 	struct d32_dev *dd = data;
 
 	dma_free_coherent(dd->dev, dd->ring_bytes, dd->ring, dd->ring_dma);
-	atomic64_sub(dd->ring_bytes, &dd->st.coherent_held);
+	atomic64_sub(d32_coherent_footprint(dd->ring_bytes),
+		     &dd->st.coherent_held);
 }
 
 static void d32_free_id(void *data)
@@ -1479,8 +1538,11 @@ static int d32_set_masks(struct d32_dev *dd)
 			dd->coherent_bits);
 		return ret;
 	}
+	dd->dma_direct = d32_dma_is_direct(dd->dev);
+	if (dd->dma_direct && device_iommu_mapped(dd->dev))
+		dev_info(dd->dev, "IOMMU identity domain (passthrough): DMA addresses are physical, swiotlb bounces what the mask cannot reach\n");
 #ifdef CONFIG_SWIOTLB
-	if (is_swiotlb_active(dd->dev) &&
+	if (dd->dma_direct && is_swiotlb_active(dd->dev) &&
 	    dd->dev->dma_io_tlb_mem->end - 1 > DMA_BIT_MASK(dd->mask_bits)) {
 		dd->bounce_beyond_mask = true;
 		dev_warn(dd->dev, "swiotlb pool [%pa-%pa] is beyond the %u-bit DMA mask: buffers it cannot reach will fail to map\n",
@@ -1509,7 +1571,8 @@ static int d32_setup_ring(struct d32_dev *dd)
 				      GFP_KERNEL);
 	if (!dd->ring)
 		return -ENOMEM;
-	atomic64_add(dd->ring_bytes, &dd->st.coherent_held);
+	atomic64_add(d32_coherent_footprint(dd->ring_bytes),
+		     &dd->st.coherent_held);
 	return devm_add_action_or_reset(dd->dev, d32_free_ring, dd);
 }
 
@@ -1631,10 +1694,29 @@ static void d32_remove(struct pci_dev *pdev)
 	/* No new opens; open files keep dd alive but see it gone */
 	misc_deregister(&dd->misc);
 	mutex_lock(&dd->lock);
-	dd->gone = true;
+	WRITE_ONCE(dd->gone, true);
 	d32_hw_stop(dd);
 	mutex_unlock(&dd->lock);
 	/* devres frees the IRQ, the ring, the id, BAR0, and drops dd */
+}
+
+/*
+ * Reboot, power-off, kexec: a device left running would go on doing DMA
+ * into memory that the next kernel (or firmware) owns. Stop the engine and
+ * then bus mastering, without dd->lock: a request may hold it for a long
+ * time, and whatever it does next (a timeout and a reset that re-enables
+ * the engine on an empty ring) can no longer reach memory. Its file then
+ * sees ENODEV like after remove.
+ */
+static void d32_shutdown(struct pci_dev *pdev)
+{
+	struct d32_dev *dd = pci_get_drvdata(pdev);
+
+	if (!dd)
+		return;
+	WRITE_ONCE(dd->gone, true);
+	d32_hw_stop(dd);
+	pci_clear_master(pdev);
 }
 
 static const struct pci_device_id d32_ids[] = {
@@ -1648,6 +1730,7 @@ static struct pci_driver d32_driver = {
 	.id_table = d32_ids,
 	.probe = d32_probe,
 	.remove = d32_remove,
+	.shutdown = d32_shutdown,
 	.dev_groups = d32_groups,
 };
 module_pci_driver(d32_driver);

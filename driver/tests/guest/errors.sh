@@ -46,6 +46,25 @@ rc=$?
 [ $rc = 2 ] && [ "$(echo "$err" | wc -l)" = 1 ]
 check "dma32ctl: unknown strategy is a one-line usage error" $? "rc=$rc: $err"
 
+# Sizes: a digit must start them and a suffix must not shift bits out
+bad=
+for v in ' 4K' '	4K' '+4K' '-1' 17179869184G 16777216T 18446744073709551616 4X ''; do
+	err=$(dma32ctl run --strategy coherent --op fill --size "$v" 2>&1 >/dev/null)
+	rc=$?
+	[ $rc = 2 ] && echo "$err" | grep -q "bad --size" || bad="$bad [$v]:rc=$rc"
+done
+err=$(dma32ctl run --strategy coherent --op fill --size 4K --count ' 2' 2>&1 >/dev/null)
+rc=$?
+[ $rc = 2 ] && echo "$err" | grep -q "bad --count" || bad="$bad [count ' 2']:rc=$rc"
+[ -z "$bad" ]
+check "dma32ctl: sizes with white space, a sign or an overflowing suffix are usage errors" $? "$bad"
+bad=
+for v in 4K 4KiB 4096 0x1000 4kB 1M; do
+	dma32ctl run --strategy coherent --op fill --size "$v" --verify >/dev/null 2>&1 || bad="$bad $v"
+done
+[ -z "$bad" ]
+check "dma32ctl: 4K, 4KiB, 4096, 0x1000, 4kB and 1M are accepted" $? "refused:$bad"
+
 # A device that never completes
 t0=$(date +%s)
 j=$(dma32ctl run --strategy coherent --op fill --size 64K --count 2 --inject stall --json 2>/dev/null)

@@ -1,10 +1,11 @@
 #!/bin/sh
-# run-guest: --append 'swiotlb=128 dma32demo.timeout_ms=300 dma32demo.allow_unsafe=1' --timeout 240
+# run-guest: --smp 2 --append 'swiotlb=128,1 dma32demo.timeout_ms=300 dma32demo.allow_unsafe=1' --timeout 240
 #
-# dma32demo under faults, with a tiny swiotlb pool (swiotlb=128: 128 slabs
-# of 2 KiB, 256 KiB) and device errors injected through the INJECT
-# register (the RUN flags INJECT_BUS_ERROR / INJECT_STALL, dma32ctl
-# --inject). Not repeated here: errors.sh checks one stall (coherent) and
+# dma32demo under faults, with a tiny swiotlb pool (swiotlb=128,1: 128 slabs
+# of 2 KiB, 256 KiB, in one area: with the default of one area per possible
+# CPU the kernel rounds the pool up to 128 slabs per area) and device
+# errors injected through the INJECT register (the RUN flags
+# INJECT_BUS_ERROR / INJECT_STALL, dma32ctl --inject). Not repeated here: errors.sh checks one stall (coherent) and
 # one bus error (streaming-dma32 checksum) with the default 64 MiB pool
 # exhausted, coherent-exhaust.sh ZONE_DMA exhaustion, kernel-patches'
 # swiotlb-full.sh the counter itself.
@@ -22,6 +23,8 @@
 # - the sysfs counters equal the sums of what the requests reported.
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
+# On two vCPUs: the requests, the IRQ handler and the readers really race.
+check_cpus 2
 D=/sys/kernel/debug/swiotlb
 s_faults=0 s_timeouts=0 s_resets=0 s_alloc=0
 add() {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-guest: --append 'dma32demo.allow_unsafe=1 dma32demo.timeout_ms=300' --timeout 600
+# run-guest: --smp 2 --append 'dma32demo.allow_unsafe=1 dma32demo.timeout_ms=300' --timeout 600
 #
 # dma32demo under random input: 'dma32ctl fuzz' makes 10000 calls with a
 # fixed seed (RUN with random fields and bad pointers, INFO, STATS,
@@ -13,6 +13,8 @@
 # fuzzer going that long after its 10000 calls; DMA32_FUZZ_SEED changes the seed.
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
+# On two vCPUs: the requests, the IRQ handler and the readers really race.
+check_cpus 2
 # Free memory in kB including the pages parked on the per-cpu lists (they
 # are not in MemFree and move it by MiBs), and SUnreclaim
 meminfo() {

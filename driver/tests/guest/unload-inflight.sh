@@ -1,18 +1,21 @@
 #!/bin/sh
-# run-guest: --append 'dma32demo.timeout_ms=1000' --timeout 240
+# run-guest: --smp 2 --append 'dma32demo.timeout_ms=1000' --timeout 240
 #
 # dma32demo: module unload and device unbind while requests are in flight.
 # Two 'dma32ctl stress' processes hammer the device (verified requests,
 # all strategies). rmmod is refused while their files are open (the
 # kernel says EAGAIN/EWOULDBLOCK for a module in use, or EBUSY) and they
-# carry on undisturbed; killed in the middle of requests, they exit and
-# rmmod succeeds. Then, with them running again plus a stalled request
-# waiting for its timeout, the device is unbound through sysfs: the
+# carry on undisturbed; killed in the middle of requests, they exit at
+# once (the kill ends the request it lands in) and rmmod succeeds. Then,
+# with them running again plus a stalled request waiting for its
+# timeout, the device is unbound through sysfs: the
 # stalled request ends with ETIMEDOUT and a reset, the others' next
 # requests fail cleanly with ENODEV, no byte mismatches (run-guest fails
 # the run on any WARN/BUG in the console). insmod again: all verifies.
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
+# On two vCPUs: the requests, the IRQ handler and the readers really race.
+check_cpus 2
 ko=/lib/modules/dma32demo.ko
 loaded() { grep -q '^dma32demo ' /proc/modules; }
 
@@ -53,9 +56,12 @@ check "requests carry on during the refused rmmods ($r0 -> $r1)" $? "processes g
 kill $pa $pb
 # (no "Terminated" job messages in the KTAP output)
 wait $pa $pb 2>/dev/null
-# Killed: no summary; what the driver counted must all have verified
-[ "$(cat "$sysdir"/errors)" = 0 ]
-check "processes killed in the middle: no request failed" $? "errors=$(cat "$sysdir"/errors)"
+# Killed: no summary. A kill ends the request it lands in (EINTR, counted
+# as an error: at most one per process); nothing may have failed to verify.
+e=$(cat "$sysdir"/errors)
+[ "$e" -le 2 ] && ! dmesg | grep -q 'verification failed'
+check "processes killed in the middle: only their last request ended ($e errors), none failed to verify" $? \
+	"errors=$e; $(dmesg | grep 'verification failed' | head -n 1)"
 rmmod dma32demo
 check "rmmod succeeds once they exited" $? "rmmod failed"
 ! loaded && [ ! -e /dev/dma32demo0 ]

@@ -1,10 +1,10 @@
 #!/bin/sh
-# kernel-patches: with a tiny swiotlb pool (swiotlb=128: 128 slabs of 2 KiB,
+# kernel-patches: with a tiny swiotlb pool (swiotlb=128,1: 128 slabs of 2 KiB in one area,
 # the minimum, one segment) a streaming request larger than the pool fails
 # and io_tlb_full counts the refused mappings (the driver never maps more
 # than a segment, so neither io_tlb_too_big nor io_tlb_align_fail moves);
 # nothing stays mapped.
-# run-guest: --mem 6G --append 'swiotlb=128'
+# run-guest: --mem 6G --append 'swiotlb=128,1'
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
