@@ -43,7 +43,12 @@ QEMU_SOURCES   := $(wildcard qemu-device/*.c qemu-device/*.h) \
 		  qemu-device/trace-events qemu-device/graft-into-qemu
 # The module's sources (the tool's are its own: DMA32CTL_SOURCES).
 DRIVER_SOURCES := driver/dma32demo.c driver/Kbuild driver/uapi/dma32demo.h $(REGS_H)
-DMA32CTL_SOURCES := driver/dma32ctl.c driver/uapi/dma32demo.h $(REGS_H)
+USER_HEADERS   := driver/dma32demo-user.h driver/uapi/dma32demo.h $(REGS_H)
+DMA32CTL_SOURCES := driver/dma32ctl.c $(USER_HEADERS)
+# The driver's test programs (ioctl self-test, fuzzer, stress), static for
+# the guest like the tool.
+DRIVER_TESTS   := $(addprefix $(B)/guest/,dma32demo-ioctls dma32demo-fuzz dma32demo-stress)
+USER_CFLAGS    := -static -O2 -Wall -Wextra -Werror -I driver -I driver/uapi -I qemu-device
 GUEST_FILES    := $(wildcard */tests/guest/*) $(shell find guest-image/rootfs -type f)
 
 # The demo: guest results (raw/), judged into results.json, rendered into
@@ -90,26 +95,32 @@ $(MODULE): $(DRIVER_SOURCES) $(BZIMAGE) scripts/build-driver scripts/lib.sh
 	@scripts/build-driver
 	@touch $@
 
-# The user tool, static for the guest: it needs no kernel tree.
+# The user tool and the test programs, static for the guest: they need no
+# kernel tree.
 $(DMA32CTL): $(DMA32CTL_SOURCES) | $(SETUP)
 	@echo "==> dma32ctl (static)"
 	@mkdir -p $(@D)
-	@gcc -static -O2 -Wall -Wextra -Werror -I driver/uapi -I qemu-device -o $@ driver/dma32ctl.c
+	@gcc $(USER_CFLAGS) -o $@ driver/dma32ctl.c
+
+$(B)/guest/%: driver/tests/%.c driver/tests/dma32demo-guarded.h $(USER_HEADERS) | $(SETUP)
+	@echo "==> $* (static)"
+	@mkdir -p $(@D)
+	@gcc $(USER_CFLAGS) -o $@ $<
 
 $(MODULE_DEBUG): $(DRIVER_SOURCES) $(BZIMAGE_DEBUG) scripts/build-driver scripts/lib.sh
 	@scripts/build-driver --debug
 	@touch $@
 
-$(INITRAMFS): $(MODULE) $(DMA32CTL) guest-image/init guest-image/build-initramfs $(GUEST_FILES) | $(SETUP)
+$(INITRAMFS): $(MODULE) $(DMA32CTL) $(DRIVER_TESTS) guest-image/init guest-image/build-initramfs $(GUEST_FILES) | $(SETUP)
 	@echo "==> initramfs ($@)"
 	@mkdir -p $(@D)
-	@guest-image/build-initramfs $@ --module $(MODULE) --tool $(DMA32CTL)
+	@guest-image/build-initramfs $@ --module $(MODULE) $(addprefix --tool ,$(DMA32CTL) $(DRIVER_TESTS))
 
-$(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(DMA32CTL) $(BZIMAGE_DEBUG) guest-image/init \
+$(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(DMA32CTL) $(DRIVER_TESTS) $(BZIMAGE_DEBUG) guest-image/init \
 		    guest-image/build-initramfs $(GUEST_FILES) | $(SETUP)
 	@echo "==> initramfs for the debug kernel ($@)"
 	@mkdir -p $(@D)
-	@guest-image/build-initramfs $@ --module $(MODULE_DEBUG) --tool $(DMA32CTL) \
+	@guest-image/build-initramfs $@ --module $(MODULE_DEBUG) $(addprefix --tool ,$(DMA32CTL) $(DRIVER_TESTS)) \
 		$(addprefix --extra-module ,$(CHECKER_MODULES))
 
 # The guests run every time; judging and rendering only when their inputs

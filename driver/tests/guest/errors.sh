@@ -20,7 +20,7 @@ fi
 sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
 
 # One line per check from the tool: "ok - DESC" or "not ok - DESC # WHY"
-dma32ctl selftest-ioctls >/tmp/st.txt 2>&1
+dma32demo-ioctls >/tmp/st.txt 2>&1
 strc=$?
 while IFS= read -r line; do
 	case $line in
@@ -29,7 +29,7 @@ while IFS= read -r line; do
 	*) diag "$line" ;;
 	esac
 done </tmp/st.txt
-[ $strc = 0 ] || [ $strc = 1 ] || nok "dma32ctl selftest-ioctls ran" "exit $strc"
+[ $strc = 0 ] || [ $strc = 1 ] || nok "dma32demo-ioctls ran" "exit $strc"
 
 err=$(dma32ctl run --strategy unsafe-raw --op fill --size 4K 2>&1 >/dev/null)
 rc=$?

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run-guest: --smp 2 --append 'dma32demo.allow_unsafe=1 dma32demo.timeout_ms=300' --timeout 600
 #
-# dma32demo under random input: 'dma32ctl fuzz' makes 10000 calls with a
+# dma32demo under random input: 'dma32demo-fuzz' makes 10000 calls with a
 # fixed seed (RUN with random fields and bad pointers, INFO, STATS,
 # RESET_STATS, unknown ioctl numbers, random data into the driver's sysfs
 # files and module parameters). It predicts every errno, checks the result
@@ -34,7 +34,7 @@ fi
 sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
 
 m0=$(meminfo)
-dma32ctl fuzz --seed "$SEED" --calls $CALLS --seconds "$SECS" >/tmp/fuzz.out 2>/tmp/fuzz.err
+dma32demo-fuzz --seed "$SEED" --calls $CALLS --seconds "$SECS" >/tmp/fuzz.out 2>/tmp/fuzz.err
 rc=$?
 sum=$(grep '^fuzz: seed' /tmp/fuzz.out)
 diag "$sum"
@@ -78,7 +78,7 @@ check "module parameters restored after the random writes" $? "see diagnostics"
 # first 3000 calls again, identical (same seed), with everything warm: a
 # leak on any path they take shows as growth; measured flat to 4 kB.
 m1=$(meminfo)
-dma32ctl fuzz --seed "$SEED" --calls 3000 >/tmp/fuzz2.out 2>&1
+dma32demo-fuzz --seed "$SEED" --calls 3000 >/tmp/fuzz2.out 2>&1
 rc=$?
 m2=$(meminfo)
 # shellcheck disable=SC2086 # six numbers, split on purpose

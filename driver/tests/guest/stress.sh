@@ -3,7 +3,7 @@
 #
 # dma32demo under load: two processes run verified requests for 30 s each
 # (guest time), rotating through coherent, streaming, streaming-dma32 and
-# user with random ops and sizes ('dma32ctl stress'), while a third reads
+# user with random ops and sizes ('dma32demo-stress'), while a third reads
 # the statistics. No request may fail, no byte may mismatch (the driver
 # verifies every request; for user buffers the tool also compares copies
 # and checks that sources were not written, and checks canaries and guard
@@ -28,9 +28,9 @@ tlb=/sys/kernel/debug/swiotlb/io_tlb_bounced
 tlb0=$(cat $tlb 2>/dev/null)
 
 t0=$(date +%s)
-dma32ctl stress --seconds $RUN_SECONDS --seed 1 >/tmp/s1.json 2>/tmp/s1.err &
+dma32demo-stress --seconds $RUN_SECONDS --seed 1 >/tmp/s1.json 2>/tmp/s1.err &
 p1=$!
-dma32ctl stress --seconds $RUN_SECONDS --seed 2 >/tmp/s2.json 2>/tmp/s2.err &
+dma32demo-stress --seconds $RUN_SECONDS --seed 2 >/tmp/s2.json 2>/tmp/s2.err &
 p2=$!
 # A reader of the counters at the same time
 reads=0

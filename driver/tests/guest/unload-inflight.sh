@@ -2,7 +2,7 @@
 # run-guest: --smp 2 --append 'dma32demo.timeout_ms=1000' --timeout 240
 #
 # dma32demo: module unload and device unbind while requests are in flight.
-# Two 'dma32ctl stress' processes hammer the device (verified requests,
+# Two 'dma32demo-stress' processes hammer the device (verified requests,
 # all strategies). rmmod is refused while their files are open (the
 # kernel says EAGAIN/EWOULDBLOCK for a module in use, or EBUSY) and they
 # carry on undisturbed; killed in the middle of requests, they exit at
@@ -27,9 +27,9 @@ bdf=$(basename "$(readlink -f /sys/class/misc/dma32demo0/device)")
 sysdir=/sys/bus/pci/devices/$bdf/stats
 
 # Round 1: rmmod while requests run, then kill the processes mid-request
-dma32ctl stress --seconds 60 --seed 11 >/tmp/a.json 2>/tmp/a.err &
+dma32demo-stress --seconds 60 --seed 11 >/tmp/a.json 2>/tmp/a.err &
 pa=$!
-dma32ctl stress --seconds 60 --seed 12 >/tmp/b.json 2>/tmp/b.err &
+dma32demo-stress --seconds 60 --seed 12 >/tmp/b.json 2>/tmp/b.err &
 pb=$!
 sleep 2
 r0=$(cat "$sysdir"/requests)
@@ -70,9 +70,9 @@ check "module and /dev/dma32demo0 are gone" $? "still there"
 # Round 2: unbind while requests run and one waits on a stalled device
 insmod $ko timeout_ms=1000
 check "insmod again" $? "insmod failed"
-dma32ctl stress --seconds 60 --seed 21 >/tmp/a.json 2>/tmp/a.err &
+dma32demo-stress --seconds 60 --seed 21 >/tmp/a.json 2>/tmp/a.err &
 pa=$!
-dma32ctl stress --seconds 60 --seed 22 >/tmp/b.json 2>/tmp/b.err &
+dma32demo-stress --seconds 60 --seed 22 >/tmp/b.json 2>/tmp/b.err &
 pb=$!
 sleep 2
 dma32ctl run --strategy coherent --op fill --size 64K --inject stall --json >/tmp/stall.json 2>/dev/null &

@@ -8,7 +8,8 @@ kernel=${DMA32_BUILD:-$top/build}/linux
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-sources=("$top"/driver/dma32demo.c "$top"/driver/dma32ctl.c "$top"/driver/uapi/*.h)
+sources=("$top"/driver/dma32demo.c "$top"/driver/dma32ctl.c "$top"/driver/dma32demo-user.h \
+	"$top"/driver/tests/*.[ch] "$top"/driver/uapi/*.h)
 echo "KTAP version 1"
 echo "1..$((${#sources[@]} + 1))"
 n=0
