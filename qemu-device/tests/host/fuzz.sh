@@ -16,6 +16,8 @@ export DMA32_DEMO_FUZZ_OPS=${DMA32_DEMO_FUZZ_OPS:-1000000}
 # QEMU itself leaks at exit in ways unrelated to the device; everything
 # else a sanitizer finds stops the run.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# glib's --tap output has no version line; the KTAP parser needs one.
+echo "TAP version 13"
 echo "# fuzzing dma32-demo: $DMA32_DEMO_FUZZ_OPS operations, sanitizers on"
 # 1M operations take about 100 s; the long mode adds its own seconds.
 seconds=${DMA32_DEMO_FUZZ_SECONDS:-0}
