@@ -29,6 +29,7 @@ static void print_help(FILE *f)
 		"        --counter: a kernel counter file read right before and\n"
 		"        after the request, reported in the JSON (null if absent)\n"
 		"        strategies: coherent streaming streaming-dma32 user unsafe-raw\n"
+		"                    truncation-alias\n"
 		"        ops: fill checksum copy\n"
 		"  stats [--json]            driver counters\n"
 		"  reset                     zero the counters\n"
@@ -75,6 +76,9 @@ static int cmd_info(bool json)
 		j_u64("swiotlb_start", in.swiotlb_start);
 		j_u64("swiotlb_end", in.swiotlb_end);
 		j_u64("ring_dma", in.ring_dma);
+		j_u64("ctrl_buffers", in.ctrl_buffers);
+		j_u64("ctrl_buffer_bytes", in.ctrl_buffer_bytes);
+		j_u64("alias_window", in.alias_window);
 		j_u64("timeout_ms", in.timeout_ms);
 		j_end();
 		return 0;
@@ -92,9 +96,14 @@ static int cmd_info(bool json)
 	printf("%-20s %u bytes per transfer\n", "max transfer", in.max_xfer);
 	printf("%-20s %u of %u entries at bus address 0x%llx\n", "ring",
 	       in.ring_entries, in.max_ring, (unsigned long long)in.ring_dma);
+	printf("%-20s %u of %u bytes, coherent, held while bound\n",
+	       "control buffers", in.ctrl_buffers, in.ctrl_buffer_bytes);
 	printf("%-20s %s\n", "overflow",
 	       in.features & DMA32_DEMO_FEAT_TRUNCATE ?
 	       "truncate (upper address bits dropped)" : "fault");
+	if (in.alias_window)
+		printf("%-20s 0x%llx (truncation-alias)\n", "alias window",
+		       (unsigned long long)in.alias_window);
 	printf("%-20s %s\n", "interrupt",
 	       in.irq_mode == DMA32DEMO_IRQ_MSI ? "MSI" : "INTx");
 	if (in.flags & DMA32DEMO_INFO_SWIOTLB_ACTIVE)
@@ -133,6 +142,8 @@ static int cmd_stats(bool json)
 		{ "timeouts", &s.timeouts },
 		{ "resets", &s.resets },
 		{ "coherent_bytes_held", &s.coherent_bytes_held },
+		{ "coherent_swiotlb_bytes", &s.coherent_swiotlb_bytes },
+		{ "map_failures", &s.map_failures },
 	};
 	int fd = open_dev();
 	unsigned int i;
@@ -298,6 +309,7 @@ static void print_json(const struct run_opts *o,
 	if (!r)
 		r = &z;
 	j_begin();
+	j_str("device", device_path);
 	j_str("strategy", strategy_names[o->strategy]);
 	j_str("op", op_names[o->op]);
 	j_u64("size", o->size);
@@ -339,6 +351,10 @@ static void print_json(const struct run_opts *o,
 	j_u64("alloc_failures", r->alloc_failures);
 	j_u64("coherent_asked", r->coherent_asked);
 	j_u64("coherent_held", r->coherent_held);
+	j_u64("coherent_swiotlb_bytes", r->coherent_swiotlb_bytes);
+	j_u64("map_failures", r->map_failures);
+	if (o->strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS)
+		j_u64("alias_canary_errors", r->alias_canary_errors);
 	j_u64("cpu_ns", o->cpu_ns);
 	print_counters(o);
 	j_end();
@@ -399,10 +415,14 @@ static void print_table(const struct run_opts *o,
 		       (unsigned long long)r->first_bad_offset,
 		       (unsigned long long)user_bad);
 	if (r->alloc_failures)
-		printf("%-16s %llu; coherent asked %llu bytes while holding %llu\n",
+		printf("%-16s %llu (%llu mappings refused); coherent asked %llu bytes while holding %llu\n",
 		       "alloc failures", (unsigned long long)r->alloc_failures,
+		       (unsigned long long)r->map_failures,
 		       (unsigned long long)r->coherent_asked,
 		       (unsigned long long)r->coherent_held);
+	if (r->coherent_swiotlb_bytes)
+		printf("%-16s %llu coherent bytes of this device held in the swiotlb pool\n",
+		       "swiotlb held", (unsigned long long)r->coherent_swiotlb_bytes);
 }
 
 static int cmd_run(int argc, char **argv)

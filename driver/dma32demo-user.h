@@ -42,6 +42,7 @@ static const char *const strategy_names[] = {
 	[DMA32DEMO_STRATEGY_STREAMING_DMA32] = "streaming-dma32",
 	[DMA32DEMO_STRATEGY_USER] = "user",
 	[DMA32DEMO_STRATEGY_UNSAFE_RAW] = "unsafe-raw",
+	[DMA32DEMO_STRATEGY_TRUNCATION_ALIAS] = "truncation-alias",
 };
 
 static const char *const op_names[] = {

@@ -92,6 +92,20 @@ static unsigned int max_request_mb = 1024;
 module_param(max_request_mb, uint, 0644);
 MODULE_PARM_DESC(max_request_mb, "Largest request (all its buffers together) in MiB");
 
+static unsigned int ctrl_buffers;
+module_param(ctrl_buffers, uint, 0444);
+MODULE_PARM_DESC(ctrl_buffers,
+		 "Coherent control buffers each device holds while bound, as a NIC or HBA holds its rings (0..64)");
+
+static unsigned int ctrl_buffer_kb = 64;
+module_param(ctrl_buffer_kb, uint, 0444);
+MODULE_PARM_DESC(ctrl_buffer_kb, "Size of each control buffer in KiB (4..4096)");
+
+static unsigned long long alias_window;
+module_param(alias_window, ullong, 0444);
+MODULE_PARM_DESC(alias_window,
+		 "Physical address of a reserved 64 KiB window above the device's reach whose low alias (modulo 2^dma-bits) is reserved too, for the truncation-alias strategy (boot with memmap=64K$ADDR for both)");
+
 static DEFINE_IDA(d32_ida);
 
 struct d32_stats {
@@ -106,7 +120,15 @@ struct d32_stats {
 	atomic64_t alloc_failures;
 	atomic64_t timeouts;
 	atomic64_t resets;
+	atomic64_t map_failures;
 	atomic64_t coherent_held;	/* gauge, bytes */
+	atomic64_t coherent_swiotlb;	/* gauge, bytes: those in the pool */
+};
+
+/* A coherent buffer the device holds while bound */
+struct d32_ctrl {
+	void *cpu;
+	dma_addr_t dma;
 };
 
 struct d32_dev {
@@ -144,6 +166,11 @@ struct d32_dev {
 	u32 ring_entries;
 	u32 tail;
 
+	/* Control buffers (coherent), held while bound */
+	struct d32_ctrl *ctrl;
+	unsigned int nctrl;
+	size_t ctrl_bytes;
+
 	struct d32_stats st;
 };
 
@@ -167,6 +194,10 @@ struct d32_buf {
 	struct sg_table sgt;
 	bool sgt_alloc;
 	bool mapped;
+	/* truncation-alias: both windows, mapped; cpu points into lo */
+	void *win_hi;
+	void *win_lo;
+	size_t win_off;
 	/* what the device is given */
 	struct d32_seg *segs;
 	unsigned int nsegs;
@@ -427,13 +458,41 @@ static void d32_account_page(struct d32_req *rq, struct page *pg)
 }
 
 /*
- * What dma_alloc_coherent() really holds for @size bytes: on x86 (dma-direct
- * and the IOMMU's dma-iommu alike, without CMA) a buddy block of
- * get_order(size) pages, which is never trimmed; 1 MiB + 1 byte holds 2 MiB.
+ * Is @addr in the swiotlb pool? On dma-direct a DMA address there is a
+ * streaming mapping that was bounced, or a coherent buffer that the kernel
+ * took out of the pool (2.6.14's swiotlb_alloc_coherent() did that for
+ * every buffer it found no reachable page for). Behind a translating IOMMU
+ * addresses are IOVAs and never in the pool.
  */
-static size_t d32_coherent_footprint(size_t size)
+static bool d32_in_swiotlb(struct d32_dev *dd, dma_addr_t addr)
 {
+	return dd->dma_direct &&
+	       is_swiotlb_buffer(dd->dev, dma_to_phys(dd->dev, addr));
+}
+
+/*
+ * What dma_alloc_coherent() really holds for @size bytes at @dma: on x86
+ * (dma-direct and the IOMMU's dma-iommu alike, without CMA) a buddy block
+ * of get_order(size) pages, which is never trimmed (1 MiB + 1 byte holds
+ * 2 MiB); in the swiotlb pool, the slots of the page-aligned size.
+ */
+static size_t d32_coherent_footprint(struct d32_dev *dd, dma_addr_t dma,
+				     size_t size)
+{
+	if (d32_in_swiotlb(dd, dma))
+		return PAGE_ALIGN(size);
 	return PAGE_SIZE << get_order(size);
+}
+
+/* The gauges of coherent memory held: @sign 1 after alloc, -1 before free */
+static void d32_coherent_account(struct d32_dev *dd, dma_addr_t dma,
+				 size_t size, int sign)
+{
+	s64 bytes = sign * (s64)d32_coherent_footprint(dd, dma, size);
+
+	atomic64_add(bytes, &dd->st.coherent_held);
+	if (d32_in_swiotlb(dd, dma))
+		atomic64_add(bytes, &dd->st.coherent_swiotlb);
 }
 
 static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
@@ -452,7 +511,7 @@ static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
 				     rq->res->coherent_held);
 		return -ENOMEM;
 	}
-	atomic64_add(d32_coherent_footprint(b->size), &dd->st.coherent_held);
+	d32_coherent_account(dd, b->handle, b->size, 1);
 	for (i = 0; i < DIV_ROUND_UP(b->size, PAGE_SIZE); i++) {
 		void *va = b->cpu + i * PAGE_SIZE;
 
@@ -504,6 +563,99 @@ static int d32_pin_user(struct d32_req *rq, struct d32_buf *b, u64 uaddr)
 	return 0;
 }
 
+/*
+ * The truncation-alias strategy. 2005 hardware with 32 address lines did
+ * not fault on a higher address: the upper bits were simply not wired, and
+ * the write landed at the address modulo 4 GiB. The demonstration needs
+ * memory nobody else owns at both addresses: two windows reserved at boot
+ * (memmap=64K$ADDR), never RAM the kernel uses, which the driver maps with
+ * memremap(). Both are filled with a canary; the device gets the high
+ * window's address; the request's CPU view is the low window, so the
+ * ordinary verification proves where the data landed, and the canaries
+ * prove that nothing else changed.
+ */
+static u8 d32_canary(bool hi, size_t pos)
+{
+	return (hi ? 0xa5 : 0x5a) ^ (u8)(pos * 7);
+}
+
+static phys_addr_t d32_alias_lo(struct d32_dev *dd)
+{
+	return alias_window & DMA_BIT_MASK(dd->dma_bits);
+}
+
+static int d32_alias_check(struct d32_dev *dd, phys_addr_t phys)
+{
+	if (region_intersects(phys, DMA32DEMO_ALIAS_WINDOW,
+			      IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) !=
+	    REGION_DISJOINT) {
+		dev_err_ratelimited(dd->dev, "truncation-alias: %#llx is memory the kernel uses; boot with memmap=64K$%#llx to reserve it\n",
+				    (u64)phys, (u64)phys);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int d32_alias_map(struct d32_req *rq, struct d32_buf *b)
+{
+	struct d32_dev *dd = rq->dd;
+	phys_addr_t hi = alias_window, lo = d32_alias_lo(dd);
+	size_t i;
+	int ret;
+
+	if (hi <= DMA_BIT_MASK(dd->dma_bits) ||
+	    !IS_ALIGNED(hi, DMA32DEMO_ALIAS_WINDOW)) {
+		dev_err_ratelimited(dd->dev, "truncation-alias: alias_window=%#llx must be 64 KiB aligned and beyond the device's %u address bits\n",
+				    alias_window, dd->dma_bits);
+		return -EINVAL;
+	}
+	ret = d32_alias_check(dd, hi);
+	if (!ret)
+		ret = d32_alias_check(dd, lo);
+	if (ret)
+		return ret;
+	b->win_hi = memremap(hi, DMA32DEMO_ALIAS_WINDOW, MEMREMAP_WB);
+	b->win_lo = memremap(lo, DMA32DEMO_ALIAS_WINDOW, MEMREMAP_WB);
+	if (!b->win_hi || !b->win_lo)
+		return -ENOMEM;
+	for (i = 0; i < DMA32DEMO_ALIAS_WINDOW; i++) {
+		((u8 *)b->win_hi)[i] = d32_canary(true, i);
+		((u8 *)b->win_lo)[i] = d32_canary(false, i);
+	}
+	/* In the middle, so that both sides of the alias are canaries */
+	b->win_off = ALIGN_DOWN((DMA32DEMO_ALIAS_WINDOW - b->size) / 2, 64);
+	b->cpu = b->win_lo + b->win_off;
+	return 0;
+}
+
+/* Bytes that changed in the windows, other than where the alias was due */
+static u64 d32_alias_canaries(struct d32_buf *b, bool written)
+{
+	size_t i;
+	u64 bad = 0;
+
+	for (i = 0; i < DMA32DEMO_ALIAS_WINDOW; i++) {
+		if (((u8 *)b->win_hi)[i] != d32_canary(true, i))
+			bad++;
+		if (written && i >= b->win_off && i < b->win_off + b->size)
+			continue;
+		if (((u8 *)b->win_lo)[i] != d32_canary(false, i))
+			bad++;
+	}
+	return bad;
+}
+
+static void d32_alias_unmap(struct d32_buf *b)
+{
+	if (b->win_hi)
+		memunmap(b->win_hi);
+	if (b->win_lo)
+		memunmap(b->win_lo);
+	b->win_hi = NULL;
+	b->win_lo = NULL;
+	b->cpu = NULL;
+}
+
 static int d32_buf_alloc(struct d32_req *rq, unsigned int idx)
 {
 	struct d32_buf *b = &rq->bufs[idx];
@@ -520,6 +672,8 @@ static int d32_buf_alloc(struct d32_req *rq, unsigned int idx)
 	case DMA32DEMO_STRATEGY_UNSAFE_RAW:
 		/* Ordinary pages: on a large machine most are above 4 GiB */
 		return d32_alloc_pages(rq, b, GFP_HIGHUSER);
+	case DMA32DEMO_STRATEGY_TRUNCATION_ALIAS:
+		return d32_alias_map(rq, b);
 	}
 	return -EINVAL;
 }
@@ -528,10 +682,11 @@ static void d32_buf_free(struct d32_dev *dd, struct d32_buf *b)
 {
 	unsigned int i;
 
+	if (b->win_hi || b->win_lo)
+		d32_alias_unmap(b);
 	if (b->cpu) {
+		d32_coherent_account(dd, b->handle, b->size, -1);
 		dma_free_coherent(dd->dev, b->size, b->cpu, b->handle);
-		atomic64_sub(d32_coherent_footprint(b->size),
-			     &dd->st.coherent_held);
 		b->cpu = NULL;
 	}
 	if (b->pages) {
@@ -595,12 +750,6 @@ static bool d32_unbounceable(struct d32_dev *dd, struct sg_table *sgt)
 	return false;
 }
 
-static bool d32_bounced(struct d32_dev *dd, dma_addr_t addr)
-{
-	return dd->dma_direct &&
-	       is_swiotlb_buffer(dd->dev, dma_to_phys(dd->dev, addr));
-}
-
 static int d32_map_sgt(struct d32_req *rq, struct d32_buf *b)
 {
 	struct d32_dev *dd = rq->dd;
@@ -619,11 +768,14 @@ static int d32_map_sgt(struct d32_req *rq, struct d32_buf *b)
 		dev_info_ratelimited(dd->dev,
 				     "swiotlb pool is beyond the %u-bit DMA mask: cannot bounce\n",
 				     dd->mask_bits);
+		res->map_failures++;
 		return -ENOMEM;
 	}
 	ret = dma_map_sgtable(dd->dev, &b->sgt, b->dir, DMA_ATTR_NO_WARN);
-	if (ret)
+	if (ret) {
+		res->map_failures++;
 		return ret == -EINVAL ? -EINVAL : -ENOMEM;
+	}
 	b->mapped = true;
 
 	for_each_sgtable_sg(&b->sgt, sg, i)
@@ -636,7 +788,7 @@ static int d32_map_sgt(struct d32_req *rq, struct d32_buf *b)
 	for_each_sgtable_dma_sg(&b->sgt, sg, i) {
 		b->segs[i].addr = sg_dma_address(sg);
 		b->segs[i].len = sg_dma_len(sg);
-		if (d32_bounced(dd, sg_dma_address(sg))) {
+		if (d32_in_swiotlb(dd, sg_dma_address(sg))) {
 			res->bounced++;
 			res->bounced_bytes += sg_dma_len(sg);
 		}
@@ -648,7 +800,6 @@ static int d32_map_sgt(struct d32_req *rq, struct d32_buf *b)
 
 static int d32_buf_map(struct d32_req *rq, struct d32_buf *b)
 {
-	struct d32_dev *dd = rq->dd;
 	struct dma32demo_result *res = rq->res;
 	unsigned int i;
 
@@ -665,10 +816,19 @@ static int d32_buf_map(struct d32_req *rq, struct d32_buf *b)
 					      vmalloc_to_page(b->cpu) :
 					      virt_to_page(b->cpu)), b->size))
 			res->mappings_above_4g++;
-		if (d32_bounced(dd, b->handle)) {
-			res->bounced++;
-			res->bounced_bytes += b->size;
-		}
+		/* One in the pool is held there, not bounced: no copies */
+		return 0;
+	case DMA32DEMO_STRATEGY_TRUNCATION_ALIAS:
+		/* The high window's address, beyond the device's reach */
+		b->segs = kvcalloc(1, sizeof(*b->segs), GFP_KERNEL);
+		if (!b->segs)
+			return -ENOMEM;
+		b->segs[0].addr = alias_window + b->win_off;
+		b->segs[0].len = b->size;
+		b->nsegs = 1;
+		res->mappings++;
+		res->mappings_above_4g += d32_above_4g(b->segs[0].addr,
+						       b->size);
 		return 0;
 	case DMA32DEMO_STRATEGY_UNSAFE_RAW:
 		/* The wrong thing, on purpose: no DMA API at all */
@@ -1043,6 +1203,7 @@ static void d32_account(struct d32_dev *dd, struct dma32demo_result *res,
 	atomic64_add(res->alloc_failures, &st->alloc_failures);
 	atomic64_add(res->timeouts, &st->timeouts);
 	atomic64_add(res->resets, &st->resets);
+	atomic64_add(res->map_failures, &st->map_failures);
 }
 
 static enum dma_data_direction d32_dir(u32 op, bool dst)
@@ -1139,7 +1300,21 @@ unmap:
 		if (!ret)
 			ret = vret;
 	}
+	if (rq.strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS && nalloc &&
+	    rq.bufs[0].win_hi) {
+		res->alias_canary_errors = d32_alias_canaries(&rq.bufs[0],
+							      res->transfers);
+		dev_info(dd->dev, "truncation-alias: %llu bytes for %#llx %s; %llu other bytes changed in the windows\n",
+			 res->bytes, (u64)alias_window + rq.bufs[0].win_off,
+			 res->transfers ? "landed at its low alias" :
+			 "were refused by the device",
+			 res->alias_canary_errors);
+		if (res->alias_canary_errors && !ret)
+			ret = -EILSEQ;
+	}
 free:
+	/* All of the request's buffers are still held: the peak */
+	res->coherent_swiotlb_bytes = atomic64_read(&dd->st.coherent_swiotlb);
 	for (i = 0; i < nalloc; i++)
 		d32_buf_free(dd, &rq.bufs[i]);
 	kvfree(rq.jobs);
@@ -1225,6 +1400,19 @@ static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
 	}
 	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW && !allow_unsafe)
 		return -EPERM;
+	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW &&
+	    (dd->features & DMA32_DEMO_FEAT_TRUNCATE)) {
+		dev_err_ratelimited(dd->dev, "unsafe-raw refused: this device truncates addresses beyond %u bits, so a high page would be written at its low alias, in memory the driver does not own\n",
+				    dd->dma_bits);
+		return -EPERM;
+	}
+	if (r->strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS) {
+		if (r->op != DMA32DEMO_OP_FILL || r->count != 1 ||
+		    r->size > DMA32DEMO_ALIAS_MAX)
+			return -EINVAL;
+		if (!alias_window)
+			return -EPERM;
+	}
 	return 0;
 }
 
@@ -1271,6 +1459,9 @@ static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg)
 		.irq_mode = dd->irq_mode,
 		.timeout_ms = READ_ONCE(timeout_ms),
 		.ring_dma = dd->ring_dma,
+		.ctrl_buffers = dd->nctrl,
+		.ctrl_buffer_bytes = dd->ctrl_bytes,
+		.alias_window = alias_window,
 	};
 
 	if (allow_unsafe)
@@ -1279,6 +1470,8 @@ static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg)
 		info.flags |= DMA32DEMO_INFO_MASK_FORCED;
 	if (dd->coherent_forced)
 		info.flags |= DMA32DEMO_INFO_COHERENT_MASK_FORCED;
+	if (dd->features & DMA32_DEMO_FEAT_TRUNCATE)
+		info.flags |= DMA32DEMO_INFO_TRUNCATES;
 	if (is_swiotlb_active(dd->dev)) {
 		info.flags |= DMA32DEMO_INFO_SWIOTLB_ACTIVE;
 #ifdef CONFIG_SWIOTLB
@@ -1310,6 +1503,8 @@ static long d32_ioc_stats(struct d32_dev *dd,
 		.timeouts = atomic64_read(&st->timeouts),
 		.resets = atomic64_read(&st->resets),
 		.coherent_bytes_held = atomic64_read(&st->coherent_held),
+		.coherent_swiotlb_bytes = atomic64_read(&st->coherent_swiotlb),
+		.map_failures = atomic64_read(&st->map_failures),
 	};
 
 	if (copy_to_user(arg, &s, sizeof(s)))
@@ -1332,6 +1527,7 @@ static long d32_reset_stats(struct d32_dev *dd)
 	atomic64_set(&st->alloc_failures, 0);
 	atomic64_set(&st->timeouts, 0);
 	atomic64_set(&st->resets, 0);
+	atomic64_set(&st->map_failures, 0);
 	return 0;
 }
 
@@ -1401,6 +1597,8 @@ D32_STAT_SHOW(alloc_failures, alloc_failures)
 D32_STAT_SHOW(timeouts, timeouts)
 D32_STAT_SHOW(resets, resets)
 D32_STAT_SHOW(coherent_bytes_held, coherent_held)
+D32_STAT_SHOW(coherent_swiotlb_bytes, coherent_swiotlb)
+D32_STAT_SHOW(map_failures, map_failures)
 
 static DEVICE_ATTR_RO(requests);
 static DEVICE_ATTR_RO(errors);
@@ -1414,6 +1612,8 @@ static DEVICE_ATTR_RO(alloc_failures);
 static DEVICE_ATTR_RO(timeouts);
 static DEVICE_ATTR_RO(resets);
 static DEVICE_ATTR_RO(coherent_bytes_held);
+static DEVICE_ATTR_RO(coherent_swiotlb_bytes);
+static DEVICE_ATTR_RO(map_failures);
 
 static struct attribute *d32_stats_attrs[] = {
 	&dev_attr_requests.attr,
@@ -1428,6 +1628,8 @@ static struct attribute *d32_stats_attrs[] = {
 	&dev_attr_timeouts.attr,
 	&dev_attr_resets.attr,
 	&dev_attr_coherent_bytes_held.attr,
+	&dev_attr_coherent_swiotlb_bytes.attr,
+	&dev_attr_map_failures.attr,
 	NULL
 };
 
@@ -1452,9 +1654,23 @@ static void d32_free_ring(void *data)
 {
 	struct d32_dev *dd = data;
 
+	d32_coherent_account(dd, dd->ring_dma, dd->ring_bytes, -1);
 	dma_free_coherent(dd->dev, dd->ring_bytes, dd->ring, dd->ring_dma);
-	atomic64_sub(d32_coherent_footprint(dd->ring_bytes),
-		     &dd->st.coherent_held);
+}
+
+static void d32_free_ctrl(void *data)
+{
+	struct d32_dev *dd = data;
+	unsigned int i;
+
+	for (i = 0; i < dd->nctrl; i++) {
+		d32_coherent_account(dd, dd->ctrl[i].dma, dd->ctrl_bytes, -1);
+		dma_free_coherent(dd->dev, dd->ctrl_bytes, dd->ctrl[i].cpu,
+				  dd->ctrl[i].dma);
+	}
+	kfree(dd->ctrl);
+	dd->ctrl = NULL;
+	dd->nctrl = 0;
 }
 
 static void d32_free_id(void *data)
@@ -1526,6 +1742,19 @@ static int d32_set_masks(struct d32_dev *dd)
 			dev_notice(dd->dev, "force_coherent_bits=%u narrows the %u-bit coherent mask\n",
 				   dd->coherent_bits, safe);
 	}
+	/*
+	 * A truncating device given an address beyond its reach does not
+	 * fault: it writes the low alias, memory the driver does not own.
+	 * Widening its masks would hand it such addresses: refused.
+	 */
+	if ((dd->features & DMA32_DEMO_FEAT_TRUNCATE) &&
+	    ((dd->mask_forced && dd->mask_bits > dd->dma_bits) ||
+	     (dd->coherent_forced &&
+	      dd->coherent_bits > min(dd->ring_bits, dd->dma_bits)))) {
+		dev_err(dd->dev, "force_mask_bits/force_coherent_bits wider than the device's reach refused: it truncates addresses beyond %u bits\n",
+			dd->dma_bits);
+		return -EPERM;
+	}
 	ret = dma_set_mask(dd->dev, DMA_BIT_MASK(dd->mask_bits));
 	if (ret) {
 		dev_err(dd->dev, "no usable %u-bit streaming DMA mask\n",
@@ -1571,9 +1800,54 @@ static int d32_setup_ring(struct d32_dev *dd)
 				      GFP_KERNEL);
 	if (!dd->ring)
 		return -ENOMEM;
-	atomic64_add(d32_coherent_footprint(dd->ring_bytes),
-		     &dd->st.coherent_held);
+	d32_coherent_account(dd, dd->ring_dma, dd->ring_bytes, 1);
 	return devm_add_action_or_reset(dd->dev, d32_free_ring, dd);
+}
+
+/*
+ * Control buffers: coherent memory held for as long as the driver is bound,
+ * as a NIC holds its descriptor rings or an HBA its command blocks. Several
+ * such devices are what the ZONE_DMA32 patch meant by control structures
+ * that "tie up precious memory, especially with many devices". The device
+ * never touches them; a driver that cannot get them does not bind.
+ */
+static int d32_setup_ctrl(struct d32_dev *dd)
+{
+	unsigned int n = ctrl_buffers, kb = ctrl_buffer_kb;
+	unsigned int i;
+	int ret;
+
+	if (n > 64) {
+		dev_warn(dd->dev, "ctrl_buffers=%u invalid (0..64), using 0\n", n);
+		n = 0;
+	}
+	if (kb < 4 || kb > 4096) {
+		dev_warn(dd->dev, "ctrl_buffer_kb=%u invalid (4..4096), using 64\n",
+			 kb);
+		kb = 64;
+	}
+	if (!n)
+		return 0;
+	dd->ctrl = kcalloc(n, sizeof(*dd->ctrl), GFP_KERNEL);
+	if (!dd->ctrl)
+		return -ENOMEM;
+	dd->ctrl_bytes = (size_t)kb * SZ_1K;
+	ret = devm_add_action_or_reset(dd->dev, d32_free_ctrl, dd);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		dd->ctrl[i].cpu = dma_alloc_coherent(dd->dev, dd->ctrl_bytes,
+						     &dd->ctrl[i].dma,
+						     GFP_KERNEL | __GFP_NOWARN);
+		if (!dd->ctrl[i].cpu) {
+			dev_err(dd->dev, "control buffer %u of %u (%u KiB) not allocated: the device cannot work without it\n",
+				i + 1, n, kb);
+			return -ENOMEM;
+		}
+		dd->nctrl = i + 1;
+		d32_coherent_account(dd, dd->ctrl[i].dma, dd->ctrl_bytes, 1);
+	}
+	return 0;
 }
 
 static int d32_setup_irq(struct d32_dev *dd)
@@ -1656,6 +1930,9 @@ static int d32_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = d32_setup_ring(dd);
 	if (ret)
 		return ret;
+	ret = d32_setup_ctrl(dd);
+	if (ret)
+		return ret;
 	ret = d32_setup_irq(dd);
 	if (ret)
 		return ret;
@@ -1675,12 +1952,13 @@ static int d32_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	}
 
-	dev_info(dev, "/dev/%s: dma32-demo %u.%u, dma-bits %u, ring-bits %u, max-xfer %u%s; masks %u/%u bits; ring %u x %u bytes at %pad; %s irq %d\n",
+	dev_info(dev, "/dev/%s: dma32-demo %u.%u, dma-bits %u, ring-bits %u, max-xfer %u%s; masks %u/%u bits; ring %u x %u bytes at %pad; %u control buffers of %zu bytes; coherent in swiotlb %lld bytes; %s irq %d\n",
 		 dd->name, dd->version >> 16, dd->version & 0xffff,
 		 dd->dma_bits, dd->ring_bits, dd->max_xfer,
 		 dd->features & DMA32_DEMO_FEAT_TRUNCATE ? " (truncates)" : "",
 		 dd->mask_bits, dd->coherent_bits, dd->ring_entries,
-		 DMA32_DEMO_DESC_SIZE, &dd->ring_dma,
+		 DMA32_DEMO_DESC_SIZE, &dd->ring_dma, dd->nctrl, dd->ctrl_bytes,
+		 atomic64_read(&dd->st.coherent_swiotlb),
 		 dd->irq_mode == DMA32DEMO_IRQ_MSI ? "MSI" : "INTx", dd->irq);
 	if (allow_unsafe)
 		dev_warn(dev, "allow_unsafe=1: unsafe-raw requests hand CPU physical addresses to the device, bypassing the DMA API\n");

@@ -221,6 +221,16 @@ static int fz_expect_validation(const struct dma32demo_run *r, __u64 *totalp)
 	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW &&
 	    !(fz_info.flags & DMA32DEMO_INFO_ALLOW_UNSAFE))
 		return -EPERM;
+	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW &&
+	    (fz_info.flags & DMA32DEMO_INFO_TRUNCATES))
+		return -EPERM;
+	if (r->strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS) {
+		if (r->op != DMA32DEMO_OP_FILL || r->count != 1 ||
+		    r->size > DMA32DEMO_ALIAS_MAX)
+			return -EINVAL;
+		if (!fz_info.alias_window)
+			return -EPERM;
+	}
 	return 0;
 }
 
@@ -722,6 +732,7 @@ static void fz_final_stats(const char *statsdir)
 		"requests", "errors", "transfers", "bytes", "mappings",
 		"bounced_mappings", "bounced_bytes", "device_faults",
 		"alloc_failures", "timeouts", "resets", "coherent_bytes_held",
+		"coherent_swiotlb_bytes", "map_failures",
 	};
 	struct dma32demo_stats s;
 	const __u64 *v = &s.requests;

@@ -167,6 +167,24 @@ static int cmd_selftest(void)
 	else
 		st_run("unsafe-raw without allow_unsafe gives EPERM", &r, EPERM);
 
+	r = ok;
+	r.strategy = DMA32DEMO_STRATEGY_TRUNCATION_ALIAS;
+	r.op = DMA32DEMO_OP_CHECKSUM;
+	st_run("truncation-alias with a checksum gives EINVAL", &r, EINVAL);
+	r.op = DMA32DEMO_OP_FILL;
+	r.count = 2;
+	st_run("truncation-alias with two buffers gives EINVAL", &r, EINVAL);
+	r.count = 1;
+	r.size = DMA32DEMO_ALIAS_MAX + 1;
+	st_run("truncation-alias beyond its window's half gives EINVAL", &r,
+	       EINVAL);
+	r.size = 4096;
+	if (info.alias_window)
+		printf("ok - truncation-alias without alias_window gives EPERM # SKIP alias_window set\n");
+	else
+		st_run("truncation-alias without alias_window gives EPERM", &r,
+		       EPERM);
+
 	st_expect("unknown ioctl gives ENOTTY", _IO(DMA32DEMO_IOC_MAGIC, 42),
 		  NULL, ENOTTY);
 	st_expect("RUN with a wrong size in the command gives ENOTTY",

@@ -19,7 +19,22 @@
 #define DMA32DEMO_STRATEGY_STREAMING_DMA32	3 /* GFP_DMA32 pages, mapped */
 #define DMA32DEMO_STRATEGY_USER			4 /* pinned user pages */
 #define DMA32DEMO_STRATEGY_UNSAFE_RAW		5 /* CPU physical addresses */
-#define DMA32DEMO_STRATEGY_MAX			5
+/*
+ * What 2005 hardware did with an address beyond its lines, shown safely:
+ * the device is handed the physical address of a reserved window above its
+ * reach (module parameter alias_window) and, if it truncates, writes the
+ * window's low alias (the address modulo 2^dma_bits), which the driver
+ * owns too (also reserved). FILL only, count 1, size up to
+ * DMA32DEMO_ALIAS_MAX; the request's CPU view is the low alias, so
+ * --verify proves the data landed there; alias_canary_errors counts bytes
+ * that changed anywhere else in either window.
+ */
+#define DMA32DEMO_STRATEGY_TRUNCATION_ALIAS	6
+#define DMA32DEMO_STRATEGY_MAX			6
+
+/* The alias windows: DMA32DEMO_ALIAS_WINDOW bytes each, reserved memory */
+#define DMA32DEMO_ALIAS_WINDOW			0x10000 /* 64 KiB */
+#define DMA32DEMO_ALIAS_MAX			0x8000
 
 /* Operations (struct dma32demo_run.op) */
 #define DMA32DEMO_OP_FILL			1 /* device writes a pattern */
@@ -45,6 +60,7 @@
 #define DMA32DEMO_INFO_SWIOTLB_ACTIVE		0x2
 #define DMA32DEMO_INFO_MASK_FORCED		0x4
 #define DMA32DEMO_INFO_COHERENT_MASK_FORCED	0x8
+#define DMA32DEMO_INFO_TRUNCATES		0x10 /* device drops high bits */
 
 /* Indices of struct dma32demo_result.zone_pages */
 #define DMA32DEMO_ZONE_DMA			0 /* below 16 MiB */
@@ -72,7 +88,10 @@ struct dma32demo_info {
 	__u64 swiotlb_start;	/* physical range of the swiotlb pool, */
 	__u64 swiotlb_end;	/* or 0, 0 if there is none */
 	char pci_name[32];	/* e.g. "0000:00:03.0" */
-	__u64 reserved[4];
+	__u32 ctrl_buffers;	/* coherent control buffers held while bound */
+	__u32 ctrl_buffer_bytes; /* size of each */
+	__u64 alias_window;	/* high alias window (physical) or 0 */
+	__u64 reserved[2];
 };
 
 /*
@@ -111,7 +130,17 @@ struct dma32demo_result {
 	__u64 alloc_failures;	/* allocations or mappings that failed */
 	__u64 coherent_asked;	/* coherent bytes of the failed allocation */
 	__u64 coherent_held;	/* coherent bytes the driver held then */
-	__u64 reserved[4];
+	/*
+	 * Coherent bytes of this device (ring, control buffers, this
+	 * request's buffers) that lay in the swiotlb pool while the request
+	 * held its buffers: what a kernel that takes coherent memory from
+	 * the pool (2.6.14's swiotlb_alloc_coherent()) keeps there.
+	 */
+	__u64 coherent_swiotlb_bytes;
+	__u64 map_failures;	/* streaming mappings the DMA API refused */
+	__u64 alias_canary_errors; /* TRUNCATION_ALIAS: bytes changed outside
+				    * the expected alias, in either window */
+	__u64 reserved[1];
 };
 
 struct dma32demo_run {
@@ -147,7 +176,9 @@ struct dma32demo_stats {
 	__u64 timeouts;
 	__u64 resets;
 	__u64 coherent_bytes_held; /* a gauge: not reset */
-	__u64 reserved[4];
+	__u64 coherent_swiotlb_bytes; /* a gauge: those in the swiotlb pool */
+	__u64 map_failures;
+	__u64 reserved[2];
 };
 
 #define DMA32DEMO_IOC_MAGIC	0xd3
