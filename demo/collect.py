@@ -8,6 +8,11 @@ prints sections, each opened by a line '@@KIND ARGS' (see guest_command):
   @@info                 dma32ctl info --json: one JSON line
   @@run NAME             dma32ctl run --json: one JSON line (with the
                          kernel counters it read around the ioctl)
+  @@devrun NAME DEVICE   the same, for a scenario that runs on every
+                         device at once (one section per device)
+  @@counters WHEN NAME   'PATH VALUE' lines: the kernel counters right
+                         before and after such a scenario (WHEN is
+                         before or after; VALUE is empty when absent)
   @@sweep STRATEGY SIZE COUNT
   @@rc N                 the exit status of the command before
   @@stderr               its stderr, for people (never parsed)
@@ -37,6 +42,22 @@ def counter_args():
     return " ".join("--counter %s" % shlex.quote(p) for p in table.COUNTERS.values())
 
 
+def all_devices_command(s, args):
+    """Run ARGS on every bound device at once; the kernel counters are
+    read around the whole batch, since the runs overlap."""
+    paths = " ".join(shlex.quote(p) for p in table.COUNTERS.values())
+
+    def snapshot(when):
+        return ("echo '@@counters %s %s'; for f in %s; do echo \"$f $(cat $f 2>/dev/null)\"; done"
+                % (when, s.name, paths))
+    launch = ("for d in /dev/dma32demo*; do n=${d##*/}; "
+              "(dma32ctl --device $d %s --json >/tmp/$n.json 2>/tmp/$n.err; echo $? >/tmp/$n.rc) & done; wait"
+              % args)
+    report = ("for d in /dev/dma32demo*; do n=${d##*/}; echo \"@@devrun %s $d\"; cat /tmp/$n.json; "
+              "echo \"@@rc $(cat /tmp/$n.rc)\"; echo '@@stderr'; cat /tmp/$n.err; done" % s.name)
+    return "; ".join([snapshot("before"), launch, snapshot("after"), report])
+
+
 def guest_command(boot, scenarios, sweep):
     cmd = []
     for f in GUEST_FILES:
@@ -49,9 +70,12 @@ def guest_command(boot, scenarios, sweep):
     cmd.append("echo '@@file dmesg:swiotlb'; dmesg | grep -o 'software IO TLB: mapped \\[mem [^]]*\\]' | tail -n 1")
     cmd.append(run_command("info", "info"))
     for s in scenarios:
-        args = "run --strategy %s --op %s --size %d --count %d%s %s" % (
-            s.strategy, s.op, s.size, s.count, " --verify" if s.verify else "", counter_args())
-        cmd.append(run_command(args, "run " + s.name))
+        args = "run --strategy %s --op %s --size %d --count %d%s" % (
+            s.strategy, s.op, s.size, s.count, " --verify" if s.verify else "")
+        if s.all_devices:
+            cmd.append(all_devices_command(s, args))
+        else:
+            cmd.append(run_command(args + " " + counter_args(), "run " + s.name))
     if sweep:
         for strategy in boot.sweep:
             for size in table.SWEEP_SIZES:
@@ -73,6 +97,7 @@ def collect(raw, scenarios, sweep, guest_opts, top, on_boot=None):
         mine = [s for s in scenarios if s.boot == boot.name]
         args = [run_guest, *guest_opts, "--machine", boot.machine, "--mem", boot.mem,
                 "--log", "demo-" + boot.name, "--timeout", "180",
+                "--devices", str(boot.devices),
                 "--status", os.path.join(raw, boot.name + ".status.json")]
         if boot.kernel_args:
             args += ["--append", boot.kernel_args]

@@ -84,6 +84,7 @@ def load_boot(raw, boot):
     info = {"zones": {}, "counters_present": [], "iommu_groups": 0, "page_alloc_shuffle": None,
             "cmdline": None, "zone_layout_line": None, "device": None, "swiotlb_pool": None}
     runs, sweep, done = {}, [], False
+    devruns, snapshots = {}, {}
     for i, (kind, args, lines) in enumerate(sections):
         nxt = sections[i + 1] if i + 1 < len(sections) else None
         rc = int(nxt[1]) if nxt and nxt[0] == "rc" and nxt[1].isdigit() else None
@@ -109,6 +110,16 @@ def load_boot(raw, boot):
             info["device"] = first_json(lines)
         elif kind == "run":
             runs[args] = {"rc": rc, "stderr": stderr, "result": first_json(lines)}
+        elif kind == "devrun":
+            name, _, dev = args.partition(" ")
+            devruns.setdefault(name, []).append({"device": dev, "rc": rc, "stderr": stderr,
+                                                 "result": first_json(lines)})
+        elif kind == "counters":
+            when, _, name = args.partition(" ")
+            snap = snapshots.setdefault(name, {})
+            for line in lines:
+                path, _, v = line.strip().partition(" ")
+                snap.setdefault(path, {})[when] = int(v) if v.strip().isdigit() else None
         elif kind == "sweep":
             w = args.split()
             if len(w) == 3 and w[1].isdigit() and w[2].isdigit():
@@ -116,6 +127,8 @@ def load_boot(raw, boot):
                               "result": first_json(lines)})
         elif kind == "done":
             done = True
+    for name, per in devruns.items():
+        runs[name] = aggregate(per, snapshots.get(name, {}))
     wanted = set(table.COUNTERS.values())
     info["counters_present"] = sorted(
         k for k, p in table.COUNTERS.items() if p in wanted and os.path.basename(p) in info["counters_present"])
@@ -129,6 +142,50 @@ def load_boot(raw, boot):
     if not info["zones"]:
         info = None if failure else info
     return info, runs, sweep, failure, status
+
+
+# What a run on every device at once adds up to: these are summed over the
+# devices; ns is the longest run; the kernel counters come from the
+# snapshots around the whole batch (the runs overlap).
+SUMMED = ("bytes", "buffers", "buffers_verified", "descriptors", "transfers", "mappings",
+          "mappings_above_4g", "bounced", "bounced_bytes", "pages", "pages_above_4g", "device_faults",
+          "alloc_failures", "coherent_held", "coherent_swiotlb_bytes", "map_failures", "cpu_ns")
+
+
+def aggregate(per, snapshot):
+    """One run record out of the per-device runs of an all-devices scenario."""
+    results = [p["result"] for p in per if p["result"]]
+    res = None
+    if results:
+        res = {k: (sum(r.get(k) or 0 for r in results) if all(k in r for r in results) else None)
+               for k in SUMMED}
+        res["ok"] = len(results) == len(per) and all(r.get("ok") for r in results)
+        res["errno"] = next((r.get("errno") for r in results if r.get("errno")), None)
+        res["ns"] = max(r.get("ns") or 0 for r in results)
+        zones = {}
+        for r in results:
+            for z, v in (r.get("zones") or {}).items():
+                zones[z] = zones.get(z, 0) + (v or 0)
+        res["zones"] = zones
+        res["counters"] = snapshot
+    return {"rc": max((p["rc"] or 0) for p in per) if all(p["rc"] is not None for p in per) else None,
+            "stderr": " ".join(p["stderr"] for p in per if p["stderr"]),
+            "result": res, "per_device": per}
+
+
+def per_device(run):
+    """[{device, ok, errno, bounced, coherent_swiotlb_bytes, map_failures}]"""
+    if not run:
+        return []
+    entries = run.get("per_device") or [{"device": None, "rc": run.get("rc"), "result": run.get("result")}]
+    out = []
+    for p in entries:
+        r = p.get("result") or {}
+        out.append({"device": r.get("device") or p.get("device"), "ok": bool(r.get("ok")),
+                    "errno": r.get("errno") if r else "no result (exit %s)" % p.get("rc"),
+                    "bounced": r.get("bounced"), "coherent_swiotlb_bytes": r.get("coherent_swiotlb_bytes"),
+                    "map_failures": r.get("map_failures")})
+    return out
 
 
 def mb_s(res):
@@ -192,6 +249,13 @@ def make_record(s, info, run, failure, status):
         "bytes": res.get("bytes"), "ns": res.get("ns"), "buffers": res.get("buffers"),
         "fault_addr": res.get("fault_addr"), "coherent_held": res.get("coherent_held"),
         "cpu_ns": res.get("cpu_ns"),
+        "devices": boot.devices,
+        "buffers_verified": res.get("buffers_verified"),
+        "alias_canary_errors": res.get("alias_canary_errors"),
+        "alias_high": ((info or {}).get("device") or {}).get("alias_window") or None,
+        "coherent_swiotlb_bytes": res.get("coherent_swiotlb_bytes"),
+        "swiotlb_map_failures": res.get("map_failures"),
+        "per_device": per_device(run),
         "stderr": (run or {}).get("stderr") or None,
         "guest_ok": failure is None, "guest_error": failure,
         "log": (status or {}).get("console_log"),
@@ -267,6 +331,7 @@ def judge(raw, versions_txt):
         "seconds": sel.get("seconds"),
         "kernel_counters_present": kernel_counters,
         "boots": {b: {"machine": table.BOOT[b].machine, "mem": table.BOOT[b].mem,
+                      "devices": table.BOOT[b].devices,
                       "kernel_args": table.BOOT[b].kernel_args, "device_props": table.BOOT[b].device_props,
                       "qemu_args": table.BOOT[b].qemu_args,
                       "cmdline": (i or {}).get("cmdline"), "zone_layout_line": (i or {}).get("zone_layout_line"),

@@ -20,6 +20,10 @@ def human(n):
 
 fmt = table.fmt
 
+
+def human_bytes(n):
+    return "0" if not n else "%.1fM" % (n / 1048576.0)
+
 COLS = [
     ("scenario", lambda r: r["name"]),
     ("request", lambda r: "%s %s %sx%d" % (r["strategy"], r["op"], human(r["size"]), r["count"])),
@@ -31,6 +35,10 @@ COLS = [
     ("ZONE_DMA pages", lambda r: fmt(r["zone_dma_pages_used"])),
     ("DMA fallbacks", lambda r: fmt(r["zone_dma_fallbacks"])),
     ("pages >4G", lambda r: fmt(r["pages_above_4g"])),
+    ("devices ok", lambda r: "%d/%d" % (sum(1 for p in r.get("per_device") or [] if p["ok"]), r.get("devices") or 1)),
+    ("coherent in pool", lambda r: "-" if r.get("coherent_swiotlb_bytes") is None
+     else human_bytes(r["coherent_swiotlb_bytes"])),
+    ("map refused", lambda r: fmt(r.get("swiotlb_map_failures"))),
     ("MB/s", lambda r: "-" if r["mbps"] is None else "%.0f" % r["mbps"]),
     ("copied/B", lambda r: "-" if r.get("copied_per_byte") is None else "%.2f" % r["copied_per_byte"]),
     ("cpu ms/MiB", lambda r: "-" if r.get("cpu_ms_per_mib") is None else "%.1f" % r["cpu_ms_per_mib"]),

@@ -45,7 +45,14 @@ class Boot:
     allow_log: str = ""
     # Throughput sweep on this boot: {strategy: series name in SERIES}
     sweep: dict = field(default_factory=dict)
+    # dma32-demo functions on this boot (run-guest --devices)
+    devices: int = 1
 
+
+# The many-devices boots: 8 functions, each with 24 control buffers of
+# 256 KiB (6 MiB a device, 48 MiB in all: a little under the 64 MiB pool).
+MANY_DEVICES = 8
+MANY_CTRL = "dma32demo.ctrl_buffers=24 dma32demo.ctrl_buffer_kb=256"
 
 # page_alloc.shuffle=1 (CONFIG_SHUFFLE_PAGE_ALLOCATOR) randomises the free
 # lists at boot: a freshly booted buddy allocator hands out each zone from
@@ -76,6 +83,18 @@ BOOTS = [
     Boot("dma32-2g", "pc", "6G", "dma32=2G"),
     # A server's share of memory above 4 GiB: 14 of 16 GiB.
     Boot("big", "q35", "16G", ""),
+    # Many devices, each holding its ring and MANY_CTRL coherent control
+    # buffers for as long as it is bound (as a NIC holds its rings), with
+    # the swiotlb pool at its default 64 MiB, the size 2.6.14's
+    # swiotlb_init() gave it too.
+    Boot("many-after", "q35", "6G", MANY_CTRL, devices=MANY_DEVICES),
+    Boot("many-iommu", "q35", "6G", "intel_iommu=on " + MANY_CTRL, qemu_args="-device intel-iommu,intremap=off",
+         devices=MANY_DEVICES),
+    # 2005 hardware with 32 address lines wrote a higher address at its
+    # alias modulo 4 GiB. Two 64 KiB windows, at 4.25 GiB and 256 MiB, are
+    # reserved (memmap=) so that the demonstration harms nothing.
+    Boot("truncate", "q35", "6G", "memmap=64K$0x110000000 memmap=64K$0x10000000 "
+         "dma32demo.alias_window=0x110000000", "overflow=truncate"),
 ]
 BOOT = {b.name: b for b in BOOTS}
 
@@ -242,6 +261,40 @@ def ex_bounce_guarantee(rec, info):
     return ok, "%s bounced of %s mappings, %s of them above 4 GiB" % (fmt(bounced(rec)), rec["mappings"], above)
 
 
+def ex_many_before(rec, info):
+    """2.6.14's allocator, no ZONE_DMA32: the control buffers land in the
+    swiotlb pool and the devices' streaming DMA runs out of it."""
+    per = rec["per_device"]
+    held = rec["coherent_swiotlb_bytes"] or 0
+    failed = [p for p in per if not p["ok"]]
+    ok = held > 0 and ((rec["swiotlb_map_failures"] or 0) > 0 or len(per) < rec["devices"])
+    return ok, ("%s of %s devices bound; their coherent memory held %.1f MiB of the swiotlb pool; "
+                "streaming at once: %s bounced, %s mappings refused, %d of %d devices failed (%s)" % (
+                    len(per), rec["devices"], held / 1048576.0, fmt(bounced(rec)),
+                    fmt(rec["swiotlb_map_failures"]), len(failed), len(per),
+                    ", ".join(sorted({p["errno"] or "-" for p in failed})) or "none"))
+
+
+def ex_many_after(rec, info):
+    """The same devices with ZONE_DMA32 (or an IOMMU): nothing in the pool,
+    every device works; streaming-dma32 never bounces."""
+    per = rec["per_device"]
+    ok = (rec["ok"] and len(per) == rec["devices"] and rec["coherent_swiotlb_bytes"] == 0
+          and rec["swiotlb_map_failures"] == 0
+          and (rec["strategy"] == "streaming" or bounced(rec) == 0))
+    return ok, "%d of %s devices worked; %s coherent bytes in the swiotlb pool, %s bounced, %s mappings refused" % (
+        sum(1 for p in per if p["ok"]), rec["devices"], fmt(rec["coherent_swiotlb_bytes"]), fmt(bounced(rec)),
+        fmt(rec["swiotlb_map_failures"]))
+
+
+def ex_truncation(rec, info):
+    ok = (rec["ok"] and rec["buffers_verified"] == 1 and rec["alias_canary_errors"] == 0
+          and rec["device_faults"] == 0)
+    return ok, ("%s bytes sent to %s landed at its low alias %s; %s other bytes of either window changed" % (
+        rec["bytes"], hex(rec["alias_high"] or 0), hex((rec["alias_high"] or 0) & (GIB4 - 1)),
+        fmt(rec["alias_canary_errors"])))
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -256,6 +309,8 @@ class Scenario:
     # What the row backs: 'claim' (one of the seed's claims, see CLAIMS) or
     # 'guarantee' (a DMA-API guarantee that cannot fail on a working kernel).
     kind: str = "claim"
+    # Run the request on every device of the boot at once (per_device)
+    all_devices: bool = False
 
 
 M, K = 1 << 20, 1 << 10
@@ -299,6 +354,16 @@ SCENARIOS = [
              "16 GiB guest: exactly the mappings above 4 GiB bounce", ex_streaming),
     Scenario("big-coherent-64M", "big", "coherent", "fill", M, 64, False,
              "16 GiB guest: 64 MiB of 32-bit coherent memory, 0 ZONE_DMA pages", ex_coherent_today),
+    Scenario("many-after-streaming", "many-after", "streaming", "fill", M, 4, True,
+             "8 devices, today: 0 coherent bytes in the pool, all at once bounce and work",
+             ex_many_after, all_devices=True),
+    Scenario("many-after-streaming-dma32", "many-after", "streaming-dma32", "fill", M, 4, True,
+             "8 devices, today: streaming-dma32 from all at once, 0 bounces", ex_many_after, all_devices=True),
+    Scenario("many-iommu-streaming", "many-iommu", "streaming", "fill", M, 4, True,
+             "8 devices behind the IOMMU: 0 coherent bytes in the pool, 0 bounces", ex_many_after,
+             all_devices=True),
+    Scenario("truncation-alias", "truncate", "truncation-alias", "fill", 16 * K, 1, True,
+             "a truncating 32-bit device given 4.25 GiB writes 256 MiB, nothing else", ex_truncation),
 ]
 for _s in SCENARIOS:
     assert _s.boot in BOOT, "scenario %s names an unknown boot %s" % (_s.name, _s.boot)
@@ -424,6 +489,34 @@ def claim_unsafe(rec, infos, best):
         un["errno"], un["device_faults"], un["bytes"])
 
 
+def claim_many(rec, infos, best):
+    bf, af = rec.get("many-before-streaming"), rec.get("many-after-streaming-dma32")
+    io = rec.get("many-iommu-streaming")
+    if not (_ok(bf) and _ok(af)):
+        return None
+    txt = ("%d devices, each holding 24 x 256 KiB of coherent control buffers: under 2.6.14's allocator"
+           " without the zone %.1f MiB of them sat in the 64 MiB swiotlb pool, and streaming from all at once"
+           " had %s mappings refused (%d of %d devices failed) (`many-before-streaming`); with the zone"
+           " %s bytes sat there and streaming-dma32 from all %d worked with %s bounces"
+           " (`many-after-streaming-dma32`)" % (
+               bf["devices"], (bf["coherent_swiotlb_bytes"] or 0) / 1048576.0, fmt(bf["swiotlb_map_failures"]),
+               sum(1 for p in bf["per_device"] if not p["ok"]), len(bf["per_device"]),
+               fmt(af["coherent_swiotlb_bytes"]), sum(1 for p in af["per_device"] if p["ok"]), fmt(bounced(af))))
+    if _ok(io):
+        txt += "; behind the IOMMU: %s coherent bytes in the pool, %s bounces" % (
+            fmt(io["coherent_swiotlb_bytes"]), fmt(bounced(io)))
+    return txt
+
+
+def claim_truncation(rec, infos, best):
+    tr = rec.get("truncation-alias")
+    if not _ok(tr):
+        return None
+    return "`truncation-alias`: %s bytes for %s were written at %s; %s other bytes changed" % (
+        tr["bytes"], hex(tr["alias_high"] or 0), hex((tr["alias_high"] or 0) & (GIB4 - 1)),
+        fmt(tr["alias_canary_errors"]))
+
+
 CLAIMS = [
     ("\"`ZONE_DMA` is a small and scarce resource\" (LWN); \"device drivers had trouble getting enough"
      " DMA able memory\" (the patch)", claim_scarce),
@@ -438,4 +531,9 @@ CLAIMS = [
     ("\"the RAID controller ... works ok with swiotlb/IOMMU anyways\" (the patch, on why 4 GiB and not 2 GiB)",
      claim_2g_other_side),
     ("(why the DMA API matters) a driver that hands a 32-bit device raw addresses", claim_unsafe),
+    ("\"They tended to allocate memory in the 16MB GFP_DMA or the IOMMU/swiotlb then using"
+     " pci_alloc_consistent, but that can tie up a lot of precious 16MB GFPDMA/IOMMU/swiotlb memory ..."
+     " especially if you have many devices\" (the patch)", claim_many),
+    ("(what 2005 hardware did beyond its address lines) a device with 32 lines given a higher address",
+     claim_truncation),
 ]
