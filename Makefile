@@ -48,6 +48,8 @@ DMA32CTL_SOURCES := driver/dma32ctl.c $(USER_HEADERS)
 # The driver's test programs (ioctl self-test, fuzzer, stress), static for
 # the guest like the tool.
 DRIVER_TESTS   := $(addprefix $(B)/guest/,dma32demo-ioctls dma32demo-fuzz dma32demo-stress)
+# The demo's aging and pressure tool, static for the guest.
+PRESSURE       := $(B)/guest/dma32-pressure
 USER_CFLAGS    := -static -O2 -Wall -Wextra -Werror -I driver -I driver/uapi -I qemu-device
 GUEST_FILES    := $(wildcard */tests/guest/*) $(shell find guest-image/rootfs -type f)
 
@@ -107,20 +109,27 @@ $(B)/guest/%: driver/tests/%.c driver/tests/dma32demo-guarded.h $(USER_HEADERS) 
 	@mkdir -p $(@D)
 	@gcc $(USER_CFLAGS) -o $@ $<
 
+$(PRESSURE): guest-image/dma32-pressure.c | $(SETUP)
+	@echo "==> dma32-pressure (static)"
+	@mkdir -p $(@D)
+	@gcc $(USER_CFLAGS) -o $@ $<
+
 $(MODULE_DEBUG): $(DRIVER_SOURCES) $(BZIMAGE_DEBUG) scripts/build-driver scripts/lib.sh
 	@scripts/build-driver --debug
 	@touch $@
 
-$(INITRAMFS): $(MODULE) $(DMA32CTL) $(DRIVER_TESTS) guest-image/init guest-image/build-initramfs $(GUEST_FILES) | $(SETUP)
+$(INITRAMFS): $(MODULE) $(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE) guest-image/init guest-image/build-initramfs \
+	      $(GUEST_FILES) | $(SETUP)
 	@echo "==> initramfs ($@)"
 	@mkdir -p $(@D)
-	@guest-image/build-initramfs $@ --module $(MODULE) $(addprefix --tool ,$(DMA32CTL) $(DRIVER_TESTS))
+	@guest-image/build-initramfs $@ --module $(MODULE) $(addprefix --tool ,$(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE))
 
-$(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(DMA32CTL) $(DRIVER_TESTS) $(BZIMAGE_DEBUG) guest-image/init \
+$(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE) $(BZIMAGE_DEBUG) guest-image/init \
 		    guest-image/build-initramfs $(GUEST_FILES) | $(SETUP)
 	@echo "==> initramfs for the debug kernel ($@)"
 	@mkdir -p $(@D)
-	@guest-image/build-initramfs $@ --module $(MODULE_DEBUG) $(addprefix --tool ,$(DMA32CTL) $(DRIVER_TESTS)) \
+	@guest-image/build-initramfs $@ --module $(MODULE_DEBUG) \
+		$(addprefix --tool ,$(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE)) \
 		$(addprefix --extra-module ,$(CHECKER_MODULES))
 
 # The guests run every time; judging and rendering only when their inputs

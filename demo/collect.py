@@ -4,7 +4,10 @@ For every boot, raw/BOOT.out holds what the guest printed and
 raw/BOOT.status.json run-guest's outcome (run-guest --status). The guest
 prints sections, each opened by a line '@@KIND ARGS' (see guest_command):
 
-  @@file PATH            the kernel's own file, as it reads (zoneinfo, ...)
+  @@file PATH            the kernel's own file, as it reads (zoneinfo, ...);
+                         zoneinfo:peak, zoneinfo:pressed, buddyinfo:pressed
+                         after a boot's prepare step
+  @@prepare              what the boot's prepare step printed
   @@info                 dma32ctl info --json: one JSON line
   @@run NAME             dma32ctl run --json: one JSON line (with the
                          kernel counters it read around the ioctl)
@@ -68,6 +71,12 @@ def guest_command(boot, scenarios, sweep):
     cmd.append("echo '@@file dmesg:ZONE_DMA32'; dmesg | grep -o 'ZONE_DMA32: .*' | tail -n 1")
     # Where the swiotlb pool lies: the kernel says so only in its boot log.
     cmd.append("echo '@@file dmesg:swiotlb'; dmesg | grep -o 'software IO TLB: mapped \\[mem [^]]*\\]' | tail -n 1")
+    if boot.prepare:
+        # Age the machine, then the zones as they stand under that pressure
+        cmd.append("echo '@@prepare'; %s; echo \"@@rc $?\"" % boot.prepare)
+        cmd.append("echo '@@file zoneinfo:peak'; cat /tmp/zoneinfo.peak 2>/dev/null")
+        cmd.append("echo '@@file zoneinfo:pressed'; cat /proc/zoneinfo")
+        cmd.append("echo '@@file buddyinfo:pressed'; cat /proc/buddyinfo")
     cmd.append(run_command("info", "info"))
     for s in scenarios:
         args = "run --strategy %s --op %s --size %d --count %d%s" % (

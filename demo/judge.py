@@ -55,6 +55,18 @@ def parse_zoneinfo(lines):
     return zones
 
 
+def parse_buddyinfo(lines):
+    """{zone: [free blocks of order 0, 1, ...]}, summed over nodes."""
+    zones = {}
+    for line in lines:
+        w = line.replace(",", " ").split()
+        if len(w) > 4 and w[0] == "Node" and w[2] == "zone" and all(x.isdigit() for x in w[4:]):
+            cur = zones.setdefault(w[3], [0] * (len(w) - 4))
+            for i, x in enumerate(w[4:]):
+                cur[i] += int(x)
+    return zones
+
+
 def first_json(lines):
     for line in lines:
         if line.startswith("{"):
@@ -82,7 +94,8 @@ def load_boot(raw, boot):
             text = f.read()
     sections = parse_sections(text)
     info = {"zones": {}, "counters_present": [], "iommu_groups": 0, "page_alloc_shuffle": None,
-            "cmdline": None, "zone_layout_line": None, "device": None, "swiotlb_pool": None}
+            "cmdline": None, "zone_layout_line": None, "device": None, "swiotlb_pool": None,
+            "zones_peak": None, "zones_pressed": None, "buddyinfo_pressed": None, "prepare": None}
     runs, sweep, done = {}, [], False
     devruns, snapshots = {}, {}
     for i, (kind, args, lines) in enumerate(sections):
@@ -92,6 +105,14 @@ def load_boot(raw, boot):
         stderr = " ".join(l.strip() for l in err_sec[2] if l.strip()) if err_sec else ""
         if kind == "file" and args == "/proc/zoneinfo":
             info["zones"] = parse_zoneinfo(lines)
+        elif kind == "file" and args == "zoneinfo:peak":
+            info["zones_peak"] = parse_zoneinfo(lines) or None
+        elif kind == "file" and args == "zoneinfo:pressed":
+            info["zones_pressed"] = parse_zoneinfo(lines) or None
+        elif kind == "file" and args == "buddyinfo:pressed":
+            info["buddyinfo_pressed"] = parse_buddyinfo(lines) or None
+        elif kind == "prepare":
+            info["prepare"] = {"rc": rc, "output": " ".join(l.strip() for l in lines if l.strip()) or None}
         elif kind == "file" and args == "/proc/cmdline":
             info["cmdline"] = " ".join(lines).strip() or None
         elif kind == "file" and args.endswith("page_alloc/parameters/shuffle"):
@@ -229,7 +250,7 @@ def make_record(s, info, run, failure, status):
         "machine": boot.machine, "mem": boot.mem, "kernel_args": boot.kernel_args,
         "device_props": boot.device_props, "qemu_args": boot.qemu_args,
         "shuffle": "random" if "page_alloc.shuffle=1" in boot.kernel_args.split() else None,
-        "pressure": False,
+        "pressure": bool(boot.prepare),
         "repeats": 1,
         "zone_protection": {z: v.get("protection") for z, v in ((info or {}).get("zones") or {}).items()},
         "strategy": s.strategy, "op": s.op, "size": s.size, "count": s.count, "verify": s.verify,
@@ -339,6 +360,11 @@ def judge(raw, versions_txt):
                       "iommu_groups": (i or {}).get("iommu_groups"),
                       "page_alloc_shuffle": (i or {}).get("page_alloc_shuffle"),
                       "swiotlb_pool": (i or {}).get("swiotlb_pool"),
+                      "prepare": table.BOOT[b].prepare or None,
+                      "prepare_output": (i or {}).get("prepare"),
+                      "zones_peak": (i or {}).get("zones_peak"),
+                      "zones_pressed": (i or {}).get("zones_pressed"),
+                      "buddyinfo_pressed": (i or {}).get("buddyinfo_pressed"),
                       "seconds": (boots[b][3] or {}).get("seconds"),
                       "error": boots[b][2], "log": (boots[b][3] or {}).get("console_log")}
                   for b, i in infos.items()},

@@ -47,7 +47,20 @@ class Boot:
     sweep: dict = field(default_factory=dict)
     # dma32-demo functions on this boot (run-guest --devices)
     devices: int = 1
+    # Run before the scenarios, to age the machine (PRESSURE below)
+    prepare: str = ""
 
+
+# A machine that has been up a while, made honestly on a fresh guest:
+# dma32-pressure takes anonymous memory until 64 MiB are free (ZONE_NORMAL
+# fills, ordinary allocations spill into ZONE_DMA32 as far as its
+# watermarks and lowmem_reserve let them; there is no swap, so nothing can
+# be reclaimed), snapshots /proc/zoneinfo at that peak, then gives back
+# 256 KiB of every 512 KiB it holds: order-6 holes, each smaller than a
+# 1 MiB buffer. It holds the rest while the scenarios run.
+PRESSURE = ("dma32-pressure --leave 64 --fragment --snapshot /tmp/zoneinfo.peak >/tmp/pressure.out 2>&1 & "
+            "pid=$!; while kill -0 $pid && ! grep -q pressure: /tmp/pressure.out; do sleep 1; done; "
+            "cat /tmp/pressure.out; kill -0 $pid")
 
 # The many-devices boots: 8 functions, each with 24 control buffers of
 # 256 KiB (6 MiB a device, 48 MiB in all: a little under the 64 MiB pool).
@@ -90,6 +103,8 @@ BOOTS = [
     Boot("many-after", "q35", "6G", MANY_CTRL, devices=MANY_DEVICES),
     Boot("many-iommu", "q35", "6G", "intel_iommu=on " + MANY_CTRL, qemu_args="-device intel-iommu,intremap=off",
          devices=MANY_DEVICES),
+    Boot("pressure", "q35", "6G", "", prepare=PRESSURE),
+    Boot("pressure-nodma32", "q35", "6G", "dma32=off", prepare=PRESSURE),
     # 2005 hardware with 32 address lines wrote a higher address at its
     # alias modulo 4 GiB. Two 64 KiB windows, at 4.25 GiB and 256 MiB, are
     # reserved (memmap=) so that the demonstration harms nothing.
@@ -287,6 +302,40 @@ def ex_many_after(rec, info):
         fmt(rec["swiotlb_map_failures"]))
 
 
+def blocks_at_least(info, zone_name, order):
+    """Free blocks of ORDER or more in a zone under pressure, in units of ORDER."""
+    counts = ((info or {}).get("buddyinfo_pressed") or {}).get(zone_name)
+    if counts is None:
+        return None
+    return sum(c << (o - order) for o, c in enumerate(counts) if o >= order)
+
+
+def ex_pressure_coherent(rec, info):
+    """After aging, what a contiguous (coherent) request gets depends on free
+    blocks, not on free pages: the request must get exactly what the free
+    1 MiB blocks of ZONE_DMA32 (and then ZONE_DMA) allow."""
+    pressed = (info or {}).get("zones_pressed") or {}
+    free = (pressed.get("DMA32") or {}).get("free")
+    blocks = blocks_at_least(info, "DMA32", 8)
+    if free is None or blocks is None:
+        return False, "no zone state under pressure (see the boot's output)"
+    want = rec["count"]
+    got = rec.get("buffers") or 0
+    ok = (rec["ok"] and blocks >= want) or (rec["errno"] == "ENOMEM" and blocks < want and got >= blocks)
+    return ok, ("ZONE_DMA32 under pressure: %.0f MiB free but %d free 1 MiB blocks; %s after %d of %d buffers"
+                " (%s ZONE_DMA pages)" % (free * 4096 / 1048576.0, blocks, rec["errno"] or "ok", got, want,
+                                          fmt(rec["zone_dma_pages_used"])))
+
+
+def ex_pressure_dma32(rec, info):
+    """Page-sized buffers do not care about fragmentation: streaming-dma32
+    still gets every page from ZONE_DMA32 with no bounce."""
+    zp = rec.get("zone_pages") or {}
+    ok = rec["ok"] and bounced(rec) == 0 and zp.get("DMA32") == rec["pages"]
+    return ok, "%s, %s of %s pages from ZONE_DMA32, %s bounced" % (
+        yes(rec["ok"]), zp.get("DMA32"), rec["pages"], fmt(bounced(rec)))
+
+
 def ex_truncation(rec, info):
     ok = (rec["ok"] and rec["buffers_verified"] == 1 and rec["alias_canary_errors"] == 0
           and rec["device_faults"] == 0)
@@ -362,6 +411,13 @@ SCENARIOS = [
     Scenario("many-iommu-streaming", "many-iommu", "streaming", "fill", M, 4, True,
              "8 devices behind the IOMMU: 0 coherent bytes in the pool, 0 bounces", ex_many_after,
              all_devices=True),
+    Scenario("pressure-coherent-64M", "pressure", "coherent", "fill", M, 64, False,
+             "aged and fragmented: 64 MiB of coherent memory gets what the free 1 MiB blocks allow",
+             ex_pressure_coherent),
+    Scenario("pressure-streaming-dma32", "pressure", "streaming-dma32", "fill", M, 8, True,
+             "aged and fragmented: streaming-dma32 pages still from ZONE_DMA32, 0 bounces", ex_pressure_dma32),
+    Scenario("pressure-nodma32-coherent-64M", "pressure-nodma32", "coherent", "fill", M, 64, False,
+             "aged, dma32=off: ENOMEM once the 16 MiB ZONE_DMA is used up", ex_nodma32_coherent),
     Scenario("truncation-alias", "truncate", "truncation-alias", "fill", 16 * K, 1, True,
              "a truncating 32-bit device given 4.25 GiB writes 256 MiB, nothing else", ex_truncation),
 ]
@@ -508,6 +564,25 @@ def claim_many(rec, infos, best):
     return txt
 
 
+def claim_pressure(rec, infos, best):
+    pc = rec.get("pressure-coherent-64M")
+    info = infos.get("pressure")
+    if not _ok(pc) or not info or not info.get("zones_peak"):
+        return None
+    boot, peak = info.get("zones") or {}, info["zones_peak"]
+    d32, d32p, normal = boot.get("DMA32") or {}, peak.get("DMA32") or {}, peak.get("Normal") or {}
+    prot = (d32p.get("protection") or [None] * 3)[2] if len(d32p.get("protection") or []) > 2 else None
+    dma_b, dma_p = (boot.get("DMA") or {}).get("free"), (peak.get("DMA") or {}).get("free")
+    txt = ("after a fresh boot filled to 64 MiB free (`pressure` boot): ZONE_NORMAL down to %s free pages;"
+           " ordinary allocations then took %.0f MiB of ZONE_DMA32, and stopped with %s pages free there, above"
+           " its protection against them (%s pages: ZONE_NORMAL's managed pages / 256, the patch's"
+           " lowmem_reserve_ratio); ZONE_DMA free %s -> %s" % (
+               fmt(normal.get("free")), ((d32.get("free") or 0) - (d32p.get("free") or 0)) * 4096 / 1048576.0,
+               fmt(d32p.get("free")), fmt(prot), fmt(dma_b), fmt(dma_p)))
+    txt += "; then fragmented: %s" % pc["showed"]
+    return txt
+
+
 def claim_truncation(rec, infos, best):
     tr = rec.get("truncation-alias")
     if not _ok(tr):
@@ -536,4 +611,6 @@ CLAIMS = [
      " especially if you have many devices\" (the patch)", claim_many),
     ("(what 2005 hardware did beyond its address lines) a device with 32 lines given a higher address",
      claim_truncation),
+    ("\"the virtual memory subsystem had a very hard time balancing memory between zones\" ... has gone away"
+     " (LWN); `sysctl_lowmem_reserve_ratio[] = { 256, 256, 32 }` (the patch)", claim_pressure),
 ]
