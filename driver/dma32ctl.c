@@ -79,6 +79,7 @@ static int cmd_info(bool json)
 		j_u64("ctrl_buffers", in.ctrl_buffers);
 		j_u64("ctrl_buffer_bytes", in.ctrl_buffer_bytes);
 		j_u64("alias_window", in.alias_window);
+		j_u64("abi_version", in.abi_version);
 		j_u64("timeout_ms", in.timeout_ms);
 		j_end();
 		return 0;

@@ -76,12 +76,21 @@ static inline const char *errname(int e)
 	return n ? n : "EUNKNOWN";
 }
 
+/* Open the device and check that the driver speaks this ABI */
 static inline int open_dev(void)
 {
+	struct dma32demo_info in;
 	int fd = open(device_path, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
 		die("%s: %s (%s)", device_path, errname(errno), strerror(errno));
+	memset(&in, 0, sizeof(in));
+	if (ioctl(fd, DMA32DEMO_IOC_INFO, &in))
+		die("%s: INFO: %s (%s)", device_path, errname(errno),
+		    strerror(errno));
+	if (in.abi_version != DMA32DEMO_ABI_VERSION)
+		die("%s: the driver speaks ABI %u, this program %u: build them from the same tree",
+		    device_path, in.abi_version, DMA32DEMO_ABI_VERSION);
 	return fd;
 }
 

@@ -13,6 +13,8 @@
  *   user             the caller's pages, pinned, dma_map_sgtable()
  *   unsafe-raw       page_to_phys() handed to the device, no DMA API
  *                    (only with allow_unsafe=1: shows the device faulting)
+ *   truncation-alias two reserved windows, the high one's address
+ *                    handed to a truncating device (alias_window=)
  *
  * One misc device per PCI function (/dev/dma32demoN), ioctls in
  * uapi/dma32demo.h, statistics in /sys/bus/pci/devices/<BDF>/stats/.
@@ -23,6 +25,15 @@
  * probe set once), so they never wait behind a request.
  * The device structure is reference counted: open files keep it alive
  * after the PCI device went away (dd->gone).
+ *
+ * DMA-API internals, on purpose: a driver normally never asks where its
+ * memory came from. This one exists to show it, so it reads what the DMA
+ * API hides: <linux/dma-direct.h>'s dma_to_phys() and phys_to_dma() and
+ * the device's swiotlb pool (dev->dma_io_tlb_mem, is_swiotlb_buffer()) to
+ * tell a bounced mapping from a direct one, and the IOMMU domain type to
+ * tell translated DMA from an identity mapping. None of it is needed to
+ * move data; all of it is read-only. It ties the module to the kernel
+ * version it is built for, which is how out-of-tree test drivers live.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -512,6 +523,15 @@ static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
 		return -ENOMEM;
 	}
 	d32_coherent_account(dd, b->handle, b->size, 1);
+	/*
+	 * The pages behind the CPU address, for the zone counts. On x86
+	 * dma-direct returns a linear-map address (virt_to_page() holds) and
+	 * dma-iommu a vmap() of its pages (vmalloc_to_page()). That is not
+	 * portable: an architecture whose coherent memory is remapped
+	 * uncached, or carved out of a reserved pool with no struct page,
+	 * hands out neither; the DMA API has no call that says which page
+	 * backs a coherent buffer, because a driver should never need it.
+	 */
 	for (i = 0; i < DIV_ROUND_UP(b->size, PAGE_SIZE); i++) {
 		void *va = b->cpu + i * PAGE_SIZE;
 
@@ -1462,6 +1482,7 @@ static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg)
 		.ctrl_buffers = dd->nctrl,
 		.ctrl_buffer_bytes = dd->ctrl_bytes,
 		.alias_window = alias_window,
+		.abi_version = DMA32DEMO_ABI_VERSION,
 	};
 
 	if (allow_unsafe)

@@ -13,6 +13,13 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
+/*
+ * Bumped whenever a structure or a meaning below changes; INFO reports the
+ * driver's. 2: control buffers, coherent memory in the swiotlb pool,
+ * refused mappings, the truncation-alias strategy.
+ */
+#define DMA32DEMO_ABI_VERSION			2
+
 /* Buffer strategies (struct dma32demo_run.strategy) */
 #define DMA32DEMO_STRATEGY_COHERENT		1 /* dma_alloc_coherent */
 #define DMA32DEMO_STRATEGY_STREAMING		2 /* GFP_KERNEL pages, mapped */
@@ -91,7 +98,9 @@ struct dma32demo_info {
 	__u32 ctrl_buffers;	/* coherent control buffers held while bound */
 	__u32 ctrl_buffer_bytes; /* size of each */
 	__u64 alias_window;	/* high alias window (physical) or 0 */
-	__u64 reserved[2];
+	__u32 abi_version;	/* DMA32DEMO_ABI_VERSION of the driver */
+	__u32 pad2;
+	__u64 reserved[1];
 };
 
 /*
