@@ -8,7 +8,10 @@
 # shellcheck disable=SC2317 # helpers are called through check()
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
-C="io_tlb_bounced io_tlb_bounced_bytes_map io_tlb_bounced_bytes_sync io_tlb_full io_tlb_too_big io_tlb_align_fail io_tlb_used_hiwater"
+C="io_tlb_bounced io_tlb_bounced_bytes_map io_tlb_bounced_bytes_sync io_tlb_full io_tlb_too_big io_tlb_align_fail io_tlb_used_hiwater io_tlb_coherent_allocs io_tlb_coherent_full"
+# The gauges of coherent buffers held in the pool (read-only; 0 without
+# dma_coherent_model=2.6.14 or a restricted pool)
+G="io_tlb_coherent_held io_tlb_coherent_bytes"
 # jsum KEY FILE: sum of the numeric KEY over all JSON objects in FILE
 jsum() {
 	awk -v k="\"$1\"" '{
@@ -25,7 +28,7 @@ allok() { ! grep -q '"ok"[ ]*:[ ]*false' "$1" && grep -q '"ok"[ ]*:[ ]*true' "$1
 bounces() { allok "$1" && [ "$2" -gt 0 ]; }
 reset_all() { for f in $C; do echo 0 > "$D/$f" || return 1; done; }
 all_zero() {
-	for f in $C; do
+	for f in $C $G; do
 		[ "$(c "$f")" = 0 ] || { echo "# $f = $(c "$f")"; return 1; }
 	done
 }
@@ -37,7 +40,7 @@ T=${TMPDIR:-/tmp}/kp-swiotlb.$$
 echo "KTAP version 1"
 echo "1..16"
 missing=
-for f in $C io_tlb_used io_tlb_nslabs; do [ -e "$D/$f" ] || missing="$missing $f"; done
+for f in $C $G io_tlb_used io_tlb_nslabs; do [ -e "$D/$f" ] || missing="$missing $f"; done
 check "counter files exist under swiotlb/" eq "$missing" ""
 check "writing 0 resets every counter" reset_all
 check "all counters read 0 after reset" all_zero

@@ -7,7 +7,7 @@
 # shellcheck disable=SC2317 # helpers are called through check()
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
-C="io_tlb_bounced io_tlb_bounced_bytes_map io_tlb_bounced_bytes_sync io_tlb_full io_tlb_too_big io_tlb_align_fail io_tlb_used_hiwater"
+C="io_tlb_bounced io_tlb_bounced_bytes_map io_tlb_bounced_bytes_sync io_tlb_full io_tlb_too_big io_tlb_align_fail io_tlb_used_hiwater io_tlb_coherent_allocs io_tlb_coherent_full io_tlb_coherent_held io_tlb_coherent_bytes"
 all_zero() {
 	for f in $C; do
 		[ "$(c "$f")" = 0 ] || { echo "# $f = $(c "$f")"; return 1; }

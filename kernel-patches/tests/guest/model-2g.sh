@@ -1,0 +1,130 @@
+#!/bin/sh
+# kernel-patches: dma_coherent_model=2.6.14 with dma32=off on q35 with
+# 6 GiB (2 GiB below 4 GiB, 4 GiB above, so there is a swiotlb pool).
+# 32-bit coherent buffers of 256 KiB (one pool segment) come as in 2.6.14:
+# (a) an ordinary page if it lies below 4 GiB, (b) else ZONE_DMA,
+# (c) else the swiotlb pool; ENOMEM when all three fail. A fresh buddy
+# allocator hands ZONE_NORMAL out from 16 MiB up, so (a) serves the first
+# buffers; then a file in the guest's RAM-backed /tmp takes the rest of
+# the memory below 4 GiB, and (a) meets pages above 4 GiB. It then meets
+# the same one again and again: the unreachable page it frees is the next
+# one the allocator hands out, as it was for 2.6.14's free_pages() in
+# dma_alloc_coherent(). Each request holds all its buffers until it ends.
+# The pool's coherent counters go back to 0 after a request and after an
+# unbind in the middle of one; a streaming request still bounces and
+# verifies afterwards.
+# run-guest: --mem 6G --append 'dma_coherent_model=2.6.14 dma32=off'
+# run-guest: --timeout 600
+# shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
+. "$(dirname "$0")/ktap.sh.inc"
+
+echo "KTAP version 1"
+echo "1..21"
+check "dma_coherent_model=2.6.14 dma32=off on the command line" \
+	sh -c 'grep -q "dma_coherent_model=2.6.14" /proc/cmdline && grep -q "dma32=off" /proc/cmdline'
+check "boot log says the model is in force" \
+	logged "dma-direct: coherent memory as in 2.6.14: an ordinary page, else ZONE_DMA, else the swiotlb pool"
+check "ZONE_DMA32 is empty" eq "$(zf DMA32 present)" 0
+nslabs=$(c io_tlb_nslabs 2>/dev/null || echo 0)
+check "there is a swiotlb pool (RAM above 4 GiB): $nslabs slots" test "$nslabs" -gt 0
+check "the pool's coherent counters start at 0 (held, bytes, allocs, full)" \
+	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_coherent_allocs) $(c io_tlb_coherent_full)" "0 0 0 0"
+
+if ! command -v dma32ctl >/dev/null 2>&1; then
+	for t in "step (a) first" "memory below 4 GiB filled" \
+		"256 KiB x 2048 ends in ENOMEM" "no page above 4 GiB" "pages outside ZONE_DMA" \
+		"step (b)" "step (c)" "io_tlb_coherent_full +1" "nothing held after" \
+		"verified request through all steps" "the driver sees the pool buffers" \
+		"held during a stalled request" "unbind during the stall" \
+		"nothing held after the unbind" "rebind" "a streaming request verifies"; do
+		skip "$t" "dma32ctl not available"
+	done
+	exit 0
+fi
+
+# (a) while there is free memory below 4 GiB
+a0=$(c io_tlb_coherent_allocs) f0=$(fallbacks)
+runj --strategy coherent --op fill --size 256K --count 16 --verify
+check "(a) first: 16 x 256 KiB verified, all ordinary pages below 4 GiB (Normal, no ZONE_DMA, no pool)" \
+	sh -c "[ '$(jget ok "$j")' = true ] && [ '$(jget pages_above_4g "$j") $(jget DMA "$j") $(jget Normal "$j")' = '0 0 1024' ] && [ $(($(c io_tlb_coherent_allocs) - a0)) = 0 ] && [ $(($(fallbacks) - f0)) = 0 ]"
+
+# Fill the rest of the memory below 4 GiB: all but the 4 GiB above it,
+# plus a margin that lands above 4 GiB
+free_mb=$(($(awk '/^MemFree:/ { print $2 }' /proc/meminfo) / 1024))
+fill=$((free_mb - 4096 + 256))
+dd if=/dev/zero of=/tmp/below4g bs=1M count=$fill 2>/dev/null
+check "$fill MiB of /tmp take the free memory below 4 GiB ($free_mb MiB free before)" \
+	test "$(($(wc -c </tmp/below4g) / 1048576))" = "$fill"
+
+# Exhaustion: far more than the three steps can give
+seg=$((nslabs / 128))
+f0=$(fallbacks) a0=$(c io_tlb_coherent_allocs) full0=$(c io_tlb_coherent_full)
+runj --strategy coherent --op fill --size 256K --count 2048
+check "256 KiB x 2048 coherent request ends in ENOMEM" eq "$(jget errno "$j")" ENOMEM
+bufs=$(jget buffers "$j")
+b=$(($(jget DMA "$j") / 64))
+cc=$(($(c io_tlb_coherent_allocs) - a0))
+a=$((bufs - b - cc))
+echo "# before ENOMEM: $bufs buffers = $((bufs / 4)) MiB; (a) ordinary $a = $((a / 4)) MiB," \
+	"(b) ZONE_DMA $b = $((b / 4)) MiB, (c) swiotlb pool $cc = $((cc / 4)) MiB"
+check "no page above 4 GiB" eq "$(jget pages_above_4g "$j")" 0
+check "the $a from (a) and the $cc from the pool are ZONE_NORMAL pages, the rest ZONE_DMA" \
+	eq "$(jget Normal "$j")" $(((a + cc) * 64))
+check "(b) $b buffers came from ZONE_DMA, zone_dma_fallbacks +$b" \
+	sh -c "[ $b -gt 0 ] && [ $(($(fallbacks) - f0)) = $b ]"
+check "(c) $cc buffers came from the pool: all its $seg segments" eq "$cc" "$seg"
+check "the refusal that ended the request counted: io_tlb_coherent_full +1" \
+	eq "$(($(c io_tlb_coherent_full) - full0))" 1
+check "after the request nothing is held in the pool (held, bytes, io_tlb_used)" \
+	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_used)" "0 0 0"
+
+# Within what (b) and (c) can give even if (a) never succeeds: it must
+# work, and the device's writes must reach buffers of every step
+a0=$(c io_tlb_coherent_allocs)
+runj --strategy coherent --op fill --size 256K --count 256 --verify
+cc=$(($(c io_tlb_coherent_allocs) - a0))
+b=$(($(jget DMA "$j") / 64))
+echo "# verified request: (a) $((256 - b - cc)), (b) $b, (c) $cc buffers"
+check "256 x 256 KiB verified, from ZONE_DMA and the pool too" \
+	sh -c "[ '$(jget ok "$j")' = true ] && [ '$(jget buffers_verified "$j")' = 256 ] && [ $b -gt 0 ] && [ $cc -gt 0 ]"
+# The driver counts a coherent buffer whose handle lies in the pool: as
+# "bounced" (a mapping in swiotlb), or, in newer drivers, in
+# coherent_swiotlb_bytes (held there, never copied)
+csb=$(jget coherent_swiotlb_bytes "$j")
+if [ -n "$csb" ]; then
+	check "the driver sees them in the pool: coherent_swiotlb_bytes $csb >= $cc x 256 KiB" \
+		test "$csb" -ge $((cc * 262144))
+else
+	check "the driver sees them in the pool: bounced == $cc" eq "$(jget bounced "$j")" "$cc"
+fi
+
+# Held while a stalled request waits for the device, then the device is
+# unbound under it: everything goes back
+echo 6000 >/sys/module/dma32demo/parameters/timeout_ms
+dev=$(bdf)
+dma32ctl run --strategy coherent --op fill --size 256K --count 300 --inject stall --json \
+	>/tmp/stall.json 2>&1 &
+pid=$!
+prev=-1 held=0 i=0
+while [ $i -lt 50 ]; do
+	sleep 0.2
+	held=$(c io_tlb_coherent_held)
+	[ "$held" -gt 0 ] && [ "$held" = "$prev" ] && break
+	prev=$held i=$((i + 1))
+done
+bytes=$(c io_tlb_coherent_bytes) used=$(c io_tlb_used)
+echo "# stalled request holds $held pool buffers, $bytes bytes; io_tlb_used $used slots"
+check "held during a stalled request: $held buffers x 256 KiB == io_tlb_coherent_bytes == io_tlb_used slots" \
+	sh -c "[ $held -gt 0 ] && [ $bytes = $((held * 262144)) ] && [ $used = $((bytes / 2048)) ]"
+check "unbind during the stall returns" sh -c "echo $dev >/sys/bus/pci/drivers/dma32demo/unbind"
+wait $pid
+sed 's/^/# /' /tmp/stall.json
+check "after the unbind nothing is held in the pool (held, bytes, io_tlb_used)" \
+	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_used)" "0 0 0"
+echo "$dev" >/sys/bus/pci/drivers/dma32demo/bind
+check "rebind: /dev/dma32demo0 is back" test -c /dev/dma32demo0
+runj --strategy streaming --op fill --size 1M --count 8 --verify
+check "a streaming request still bounces through the pool and verifies" \
+	sh -c "[ '$(jget ok "$j")' = true ] && [ $(jget bounced "$j") -gt 0 ] && [ $(c io_tlb_used) = 0 ]"
+rm -f /tmp/below4g
+exit 0

@@ -1,0 +1,31 @@
+#!/bin/sh
+# kernel-patches: dma_coherent_model= with a value other than 2.6.14 or
+# default is ignored with a boot message and today's allocator stays: with
+# dma32=off a 32-bit coherent buffer comes from ZONE_DMA straight away and
+# the swiotlb pool's coherent counters do not move.
+# run-guest: --mem 6G --append 'dma_coherent_model=2.6.15 dma32=off'
+# shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
+. "$(dirname "$0")/ktap.sh.inc"
+
+echo "KTAP version 1"
+echo "1..6"
+check "the value is rejected in the boot log" \
+	logged 'dma_coherent_model=2.6.15: neither "2.6.14" nor "default", ignored'
+check "the generic early-parameter complaint too" logged "Malformed early option 'dma_coherent_model'"
+dmesg | grep -q "coherent memory as in 2.6.14"
+check "the model is not in force" test $? -ne 0
+if ! command -v dma32ctl >/dev/null 2>&1; then
+	skip "16 x 256 KiB of 32-bit coherent memory, verified" "dma32ctl not available"
+	skip "all of it from ZONE_DMA, zone_dma_fallbacks +16" "dma32ctl not available"
+	skip "the pool's coherent counters stay at 0" "dma32ctl not available"
+	exit 0
+fi
+f0=$(fallbacks)
+runj --strategy coherent --op fill --size 256K --count 16 --verify
+check "16 x 256 KiB of 32-bit coherent memory, verified" \
+	sh -c "[ '$(jget ok "$j")' = true ] && [ '$(jget buffers_verified "$j")' = 16 ]"
+check "all of it from ZONE_DMA, zone_dma_fallbacks +16" \
+	eq "$(jget DMA "$j") $(($(fallbacks) - f0))" "1024 16"
+check "the pool's coherent counters stay at 0 (held, bytes, allocs, full)" \
+	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_coherent_allocs) $(c io_tlb_coherent_full)" "0 0 0 0"
+exit 0
