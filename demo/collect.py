@@ -53,9 +53,10 @@ def all_devices_command(s, args):
     def snapshot(when):
         return ("echo '@@counters %s %s'; for f in %s; do echo \"$f $(cat $f 2>/dev/null)\"; done"
                 % (when, s.name, paths))
-    launch = ("for d in /dev/dma32demo*; do n=${d##*/}; "
-              "(dma32ctl --device $d %s --json >/tmp/$n.json 2>/tmp/$n.err; echo $? >/tmp/$n.rc) & done; wait"
-              % args)
+    # Wait for these runs only: a prepare step may have left a job running
+    launch = ("pids=; for d in /dev/dma32demo*; do n=${d##*/}; "
+              "(dma32ctl --device $d %s --json >/tmp/$n.json 2>/tmp/$n.err; echo $? >/tmp/$n.rc) & "
+              "pids=\"$pids $!\"; done; wait $pids" % args)
     report = ("for d in /dev/dma32demo*; do n=${d##*/}; echo \"@@devrun %s $d\"; cat /tmp/$n.json; "
               "echo \"@@rc $(cat /tmp/$n.rc)\"; echo '@@stderr'; cat /tmp/$n.err; done" % s.name)
     return "; ".join([snapshot("before"), launch, snapshot("after"), report])

@@ -29,8 +29,12 @@ COUNTERS = {
     "swiotlb_used": SWIOTLB + "io_tlb_used",
     "swiotlb_used_hiwater": SWIOTLB + "io_tlb_used_hiwater",
     "zone_dma_fallbacks": DMA_DIRECT + "zone_dma_fallbacks",
+    # Coherent buffers dma-direct took out of the pool (dma_coherent_model=2.6.14)
+    "swiotlb_coherent_held": SWIOTLB + "io_tlb_coherent_held",
+    "swiotlb_coherent_bytes": SWIOTLB + "io_tlb_coherent_bytes",
+    "swiotlb_coherent_full": SWIOTLB + "io_tlb_coherent_full",
 }
-LEVELS = {"swiotlb_used", "swiotlb_used_hiwater"}
+LEVELS = {"swiotlb_used", "swiotlb_used_hiwater", "swiotlb_coherent_held", "swiotlb_coherent_bytes"}
 
 
 @dataclass(frozen=True)
@@ -58,14 +62,24 @@ class Boot:
 # be reclaimed), snapshots /proc/zoneinfo at that peak, then gives back
 # 256 KiB of every 512 KiB it holds: order-6 holes, each smaller than a
 # 1 MiB buffer. It holds the rest while the scenarios run.
-PRESSURE = ("dma32-pressure --leave 64 --fragment --snapshot /tmp/zoneinfo.peak >/tmp/pressure.out 2>&1 & "
+def pressure(leave, fragment, then=""):
+    """A prepare step: dma32-pressure until LEAVE MiB are free, then THEN."""
+    return ("dma32-pressure --leave %d%s --snapshot /tmp/zoneinfo.peak >/tmp/pressure.out 2>&1 & "
             "pid=$!; while kill -0 $pid && ! grep -q pressure: /tmp/pressure.out; do sleep 1; done; "
-            "cat /tmp/pressure.out; kill -0 $pid")
+            "cat /tmp/pressure.out; kill -0 $pid%s" % (leave, " --fragment" if fragment else "",
+                                                       " && " + then if then else ""))
+
+
+PRESSURE = pressure(64, True)
 
 # The many-devices boots: 8 functions, each with 24 control buffers of
-# 256 KiB (6 MiB a device, 48 MiB in all: a little under the 64 MiB pool).
+# 256 KiB (6 MiB a device, 48 MiB in all: most of the 64 MiB pool). The
+# driver is loaded after dma32-pressure has taken all but 1 GiB of memory:
+# a freshly booted buddy allocator hands a zone out from its low end, so
+# on a fresh boot every page would lie below 4 GiB, as it does not on a
+# machine that has been up a while.
 MANY_DEVICES = 8
-MANY_CTRL = "dma32demo.ctrl_buffers=24 dma32demo.ctrl_buffer_kb=256"
+MANY = pressure(1024, False, "insmod /lib/modules/dma32demo.ko ctrl_buffers=24 ctrl_buffer_kb=256")
 
 # page_alloc.shuffle=1 (CONFIG_SHUFFLE_PAGE_ALLOCATOR) randomises the free
 # lists at boot: a freshly booted buddy allocator hands out each zone from
@@ -96,13 +110,16 @@ BOOTS = [
     Boot("dma32-2g", "pc", "6G", "dma32=2G"),
     # A server's share of memory above 4 GiB: 14 of 16 GiB.
     Boot("big", "q35", "16G", ""),
-    # Many devices, each holding its ring and MANY_CTRL coherent control
+    # Many devices, each holding its ring and 24 coherent control
     # buffers for as long as it is bound (as a NIC holds its rings), with
     # the swiotlb pool at its default 64 MiB, the size 2.6.14's
-    # swiotlb_init() gave it too.
-    Boot("many-after", "q35", "6G", MANY_CTRL, devices=MANY_DEVICES),
-    Boot("many-iommu", "q35", "6G", "intel_iommu=on " + MANY_CTRL, qemu_args="-device intel-iommu,intremap=off",
-         devices=MANY_DEVICES),
+    # swiotlb_init() gave it too. "before": 2.6.14's way of finding coherent
+    # memory (kernel-patches 0006) with no ZONE_DMA32; "after": today.
+    Boot("many-before", "q35", "6G", "dma32=off dma_coherent_model=2.6.14 dma32demo.noload",
+         devices=MANY_DEVICES, prepare=MANY),
+    Boot("many-after", "q35", "6G", "dma32demo.noload", devices=MANY_DEVICES, prepare=MANY),
+    Boot("many-iommu", "q35", "6G", "intel_iommu=on dma32demo.noload", qemu_args="-device intel-iommu,intremap=off",
+         devices=MANY_DEVICES, prepare=MANY),
     Boot("pressure", "q35", "6G", "", prepare=PRESSURE),
     Boot("pressure-nodma32", "q35", "6G", "dma32=off", prepare=PRESSURE),
     # 2005 hardware with 32 address lines wrote a higher address at its
@@ -278,11 +295,11 @@ def ex_bounce_guarantee(rec, info):
 
 def ex_many_before(rec, info):
     """2.6.14's allocator, no ZONE_DMA32: the control buffers land in the
-    swiotlb pool and the devices' streaming DMA runs out of it."""
+    swiotlb pool (and ZONE_DMA), and the devices' DMA runs out of room."""
     per = rec["per_device"]
     held = rec["coherent_swiotlb_bytes"] or 0
     failed = [p for p in per if not p["ok"]]
-    ok = held > 0 and ((rec["swiotlb_map_failures"] or 0) > 0 or len(per) < rec["devices"])
+    ok = held > 0 and (bool(failed) or len(per) < rec["devices"])
     return ok, ("%s of %s devices bound; their coherent memory held %.1f MiB of the swiotlb pool; "
                 "streaming at once: %s bounced, %s mappings refused, %d of %d devices failed (%s)" % (
                     len(per), rec["devices"], held / 1048576.0, fmt(bounced(rec)),
@@ -403,12 +420,16 @@ SCENARIOS = [
              "16 GiB guest: exactly the mappings above 4 GiB bounce", ex_streaming),
     Scenario("big-coherent-64M", "big", "coherent", "fill", M, 64, False,
              "16 GiB guest: 64 MiB of 32-bit coherent memory, 0 ZONE_DMA pages", ex_coherent_today),
-    Scenario("many-after-streaming", "many-after", "streaming", "fill", M, 4, True,
-             "8 devices, today: 0 coherent bytes in the pool, all at once bounce and work",
+    Scenario("many-before-streaming", "many-before", "streaming", "fill", M, 8, True,
+             "8 devices, 2.6.14's allocator, no DMA32 zone: control buffers hold the swiotlb pool, "
+             "streaming from all at once fails", ex_many_before, all_devices=True),
+    Scenario("many-before-streaming-dma32", "many-before", "streaming-dma32", "fill", M, 8, True,
+             "8 devices, no DMA32 zone: GFP_DMA32 means the 16 MiB ZONE_DMA, which the control buffers used up",
+             ex_many_before, all_devices=True),
+    Scenario("many-after-streaming-dma32", "many-after", "streaming-dma32", "fill", M, 8, True,
+             "8 devices, today: streaming-dma32 from all at once, 0 bounces, every device works",
              ex_many_after, all_devices=True),
-    Scenario("many-after-streaming-dma32", "many-after", "streaming-dma32", "fill", M, 4, True,
-             "8 devices, today: streaming-dma32 from all at once, 0 bounces", ex_many_after, all_devices=True),
-    Scenario("many-iommu-streaming", "many-iommu", "streaming", "fill", M, 4, True,
+    Scenario("many-iommu-streaming", "many-iommu", "streaming", "fill", M, 8, True,
              "8 devices behind the IOMMU: 0 coherent bytes in the pool, 0 bounces", ex_many_after,
              all_devices=True),
     Scenario("pressure-coherent-64M", "pressure", "coherent", "fill", M, 64, False,
@@ -550,7 +571,8 @@ def claim_many(rec, infos, best):
     io = rec.get("many-iommu-streaming")
     if not (_ok(bf) and _ok(af)):
         return None
-    txt = ("%d devices, each holding 24 x 256 KiB of coherent control buffers: under 2.6.14's allocator"
+    txt = ("%d devices, each holding 24 x 256 KiB of coherent control buffers, on a machine filled to 1 GiB"
+           " free: under 2.6.14's allocator"
            " without the zone %.1f MiB of them sat in the 64 MiB swiotlb pool, and streaming from all at once"
            " had %s mappings refused (%d of %d devices failed) (`many-before-streaming`); with the zone"
            " %s bytes sat there and streaming-dma32 from all %d worked with %s bounces"
