@@ -414,12 +414,14 @@ static void print_table(const struct run_opts *o,
 		       "verify", (unsigned long long)r->verify_errors,
 		       (unsigned long long)r->first_bad_offset,
 		       (unsigned long long)user_bad);
-	if (r->alloc_failures)
-		printf("%-16s %llu (%llu mappings refused); coherent asked %llu bytes while holding %llu\n",
-		       "alloc failures", (unsigned long long)r->alloc_failures,
-		       (unsigned long long)r->map_failures,
+	if (r->alloc_failures) {
+		printf("%-16s %llu (%llu mappings refused); ", "alloc failures",
+		       (unsigned long long)r->alloc_failures,
+		       (unsigned long long)r->map_failures);
+		printf("coherent asked %llu bytes while holding %llu\n",
 		       (unsigned long long)r->coherent_asked,
 		       (unsigned long long)r->coherent_held);
+	}
 	if (r->coherent_swiotlb_bytes)
 		printf("%-16s %llu coherent bytes of this device held in the swiotlb pool\n",
 		       "swiotlb held", (unsigned long long)r->coherent_swiotlb_bytes);

@@ -180,7 +180,8 @@ static int cmd_selftest(void)
 	       EINVAL);
 	r.size = 4096;
 	if (info.alias_window)
-		printf("ok - truncation-alias without alias_window gives EPERM # SKIP alias_window set\n");
+		printf("ok - %s # SKIP alias_window set\n",
+		       "truncation-alias without alias_window gives EPERM");
 	else
 		st_run("truncation-alias without alias_window gives EPERM", &r,
 		       EPERM);

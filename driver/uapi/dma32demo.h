@@ -138,8 +138,8 @@ struct dma32demo_result {
 	 */
 	__u64 coherent_swiotlb_bytes;
 	__u64 map_failures;	/* streaming mappings the DMA API refused */
-	__u64 alias_canary_errors; /* TRUNCATION_ALIAS: bytes changed outside
-				    * the expected alias, in either window */
+	/* TRUNCATION_ALIAS: bytes changed outside the expected alias, in either window */
+	__u64 alias_canary_errors;
 	__u64 reserved[1];
 };
 
