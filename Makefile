@@ -54,7 +54,8 @@ USER_CFLAGS    := -static -O2 -Wall -Wextra -Werror -I driver -I driver/uapi -I 
 GUEST_FILES    := $(wildcard */tests/guest/*) $(shell find guest-image/rootfs -type f)
 
 # The demo: guest results (raw/), judged into results.json, rendered into
-# report.md and the plot; make bench's bench.md joins report.md when it exists.
+# report.md, the plot and one memory map per boot; make bench's bench.md
+# joins report.md when it exists.
 REPORT      := $(B)/report
 RESULTS     := $(REPORT)/results.json
 REPORT_MD   := $(REPORT)/report.md
@@ -143,7 +144,8 @@ demo: all
 $(RESULTS): $(REPORT)/raw/selection.json demo/judge.py demo/table.py $(wildcard $(B)/versions.txt)
 	@$(DEMO) judge
 
-$(REPORT_MD): $(RESULTS) demo/render.py demo/table.py demo/report.md.in $(wildcard $(REPORT)/bench.md)
+$(REPORT_MD): $(RESULTS) demo/render.py demo/memmap.py demo/table.py demo/report.md.in \
+	      $(wildcard $(REPORT)/bench.md)
 	@$(DEMO) render
 
 report: $(REPORT_MD)

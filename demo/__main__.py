@@ -3,7 +3,7 @@
   collect [--only REGEX] [--no-sweep] [--kernel F] [--initramfs F]
           boot the guests, write build/report/raw/
   judge   raw/ -> results.json
-  render  results.json -> table.txt, report.md, the plot
+  render  results.json -> table.txt, report.md, the plot, the memory maps
   verdict print the table and the summary from results.json
   run     all four (`make demo` runs collect, then `make report`, then verdict)
 
@@ -97,6 +97,10 @@ def do_verdict(args):
     for line in render.summary_lines(results):
         print(line)
     img = [f for f in ("throughput.png", "throughput.svg") if os.path.exists(os.path.join(report, f))]
+    maps = sorted(f for f in os.listdir(report) if f.startswith("memmap-") and f.endswith((".png", ".svg")))
+    if maps:
+        img.append("memmap-{%s}%s" % (",".join(os.path.splitext(f)[0][7:] for f in maps),
+                                      os.path.splitext(maps[0])[1]))
     print("Report: %s, %s%s" % (rel(os.path.join(report, "report.md")), rel(results_json),
                                 "".join(", " + rel(os.path.join(report, f)) for f in img)))
     s = results["summary"]

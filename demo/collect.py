@@ -10,7 +10,9 @@ prints sections, each opened by a line '@@KIND ARGS' (see guest_command):
   @@prepare              what the boot's prepare step printed
   @@info                 dma32ctl info --json: one JSON line
   @@run NAME             dma32ctl run --json: one JSON line (with the
-                         kernel counters it read around the ioctl)
+                         kernel counters it read around the ioctl and the
+                         address runs of the ring, the control buffers and
+                         the buffers)
   @@devrun NAME DEVICE   the same, for a scenario that runs on every
                          device at once (one section per device)
   @@counters WHEN NAME   'PATH VALUE' lines: the kernel counters right
@@ -31,7 +33,7 @@ import time
 from . import table
 
 # Files the guest hands over as they are. 'ls' lines list directories.
-GUEST_FILES = ["/proc/cmdline", "/proc/zoneinfo", "/sys/module/page_alloc/parameters/shuffle"]
+GUEST_FILES = ["/proc/cmdline", "/proc/zoneinfo", "/proc/iomem", "/sys/module/page_alloc/parameters/shuffle"]
 GUEST_DIRS = ["/sys/kernel/iommu_groups", "/sys/kernel/debug/swiotlb", "/sys/kernel/debug/dma_direct"]
 
 
@@ -80,8 +82,8 @@ def guest_command(boot, scenarios, sweep):
         cmd.append("echo '@@file buddyinfo:pressed'; cat /proc/buddyinfo")
     cmd.append(run_command("info", "info"))
     for s in scenarios:
-        args = "run --strategy %s --op %s --size %d --count %d%s" % (
-            s.strategy, s.op, s.size, s.count, " --verify" if s.verify else "")
+        args = "run --strategy %s --op %s --size %d --count %d%s --runs %d" % (
+            s.strategy, s.op, s.size, s.count, " --verify" if s.verify else "", table.RUNS)
         if s.all_devices:
             cmd.append(all_devices_command(s, args))
         else:
@@ -91,7 +93,7 @@ def guest_command(boot, scenarios, sweep):
             for size in table.SWEEP_SIZES:
                 count = min(max(table.SWEEP_TOTAL // size, 1), 4096)
                 for _ in range(table.SWEEP_REPEAT):
-                    cmd.append(run_command("run --strategy %s --op fill --size %d --count %d" % (
+                    cmd.append(run_command("run --strategy %s --op fill --size %d --count %d --runs 0" % (
                         strategy, size, count), "sweep %s %d %d" % (strategy, size, count)))
     cmd.append("echo '@@done'")
     return "; ".join(cmd)

@@ -67,6 +67,17 @@ def parse_buddyinfo(lines):
     return zones
 
 
+def parse_iomem(lines):
+    """The top-level "System RAM" ranges of /proc/iomem: [{start, end}]
+    (end inclusive, as the kernel prints it); None when it printed none."""
+    ram = []
+    for line in lines:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) : System RAM$", line)
+        if m:
+            ram.append({"start": int(m.group(1), 16), "end": int(m.group(2), 16)})
+    return ram or None
+
+
 def first_json(lines):
     for line in lines:
         if line.startswith("{"):
@@ -95,7 +106,8 @@ def load_boot(raw, boot):
     sections = parse_sections(text)
     info = {"zones": {}, "counters_present": [], "iommu_groups": 0, "page_alloc_shuffle": None,
             "cmdline": None, "zone_layout_line": None, "device": None, "swiotlb_pool": None,
-            "zones_peak": None, "zones_pressed": None, "buddyinfo_pressed": None, "prepare": None}
+            "zones_peak": None, "zones_pressed": None, "buddyinfo_pressed": None, "prepare": None,
+            "ram": None}
     runs, sweep, done = {}, [], False
     devruns, snapshots = {}, {}
     for i, (kind, args, lines) in enumerate(sections):
@@ -113,6 +125,8 @@ def load_boot(raw, boot):
             info["buddyinfo_pressed"] = parse_buddyinfo(lines) or None
         elif kind == "prepare":
             info["prepare"] = {"rc": rc, "output": " ".join(l.strip() for l in lines if l.strip()) or None}
+        elif kind == "file" and args == "/proc/iomem":
+            info["ram"] = parse_iomem(lines)
         elif kind == "file" and args == "/proc/cmdline":
             info["cmdline"] = " ".join(lines).strip() or None
         elif kind == "file" and args.endswith("page_alloc/parameters/shuffle"):
@@ -189,6 +203,11 @@ def aggregate(per, snapshot):
                 zones[z] = zones.get(z, 0) + (v or 0)
         res["zones"] = zones
         res["counters"] = snapshot
+        # The address runs of every device, one after the other
+        if all(isinstance(r.get("runs"), list) for r in results):
+            for k in ("ring", "ctrl", "runs"):
+                res[k] = [x for r in results for x in r.get(k) or []]
+            res["runs_dropped"] = sum(r.get("runs_dropped") or 0 for r in results)
     return {"rc": max((p["rc"] or 0) for p in per) if all(p["rc"] is not None for p in per) else None,
             "stderr": " ".join(p["stderr"] for p in per if p["stderr"]),
             "result": res, "per_device": per}
@@ -241,6 +260,86 @@ def layout_ok(boot, info):
     return end == size >> 12, "ZONE_DMA32 ends at pfn %s" % end
 
 
+PAGE_SHIFT = 12
+RUN_ZONES = ("DMA", "DMA32", "Normal")
+
+
+def address(v):
+    """dma32ctl prints addresses as "0x..." strings; a number here."""
+    return None if v is None else int(v, 16)
+
+
+def parse_runs(res):
+    """(device, runs, runs_dropped) from dma32ctl's JSON, addresses as
+    numbers: the device's own memory (ring and control buffers, each with
+    "kind") and the buffers' runs, a run's "bounce_slot" (the device got a
+    swiotlb slot) as "bounced"; (None, None, None) when it reported none
+    (not asked, rejected, malformed)."""
+    try:
+        if not isinstance(res.get("runs"), list):
+            return None, None, None
+        device = [{"kind": kind, "phys": address(r["phys"]), "dma": address(r.get("dma")),
+                   "pages": int(r["pages"]), "in_pool": bool(r.get("in_pool"))}
+                  for kind in ("ring", "ctrl") for r in res.get(kind) or []]
+        runs = [{"buffer": int(r["buffer"]), "phys": address(r["phys"]), "dma": address(r.get("dma")),
+                 "pages": int(r["pages"]), "bounced": bool(r.get("bounce_slot")),
+                 "in_pool": bool(r.get("in_pool")), "reserved": bool(r.get("reserved"))}
+                for r in res["runs"]]
+        return device, runs, int(res.get("runs_dropped") or 0)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None, None, None
+
+
+def runs_tally(runs, zones):
+    """What the buffers' address runs add up to: pages, pages above 4 GiB,
+    pages per zone (by the boot's zone spans from /proc/zoneinfo), bounced
+    runs and their pages. The truncation-alias window is reserved memory,
+    not pages: in none of them."""
+    spans = [(z, zones[z]["start_pfn"], zones[z]["start_pfn"] + zones[z]["spanned"])
+             for z in RUN_ZONES if (zones.get(z) or {}).get("spanned") and zones[z].get("start_pfn") is not None]
+    t = {"pages": 0, "pages_above_4g": 0, "zones": {z: 0 for z in RUN_ZONES + ("other",)},
+         "bounced_runs": 0, "bounced_pages": 0}
+    for r in runs:
+        if r["reserved"]:
+            continue
+        lo = r["phys"] >> PAGE_SHIFT
+        hi = lo + r["pages"]
+        t["pages"] += r["pages"]
+        t["pages_above_4g"] += max(0, hi - max(lo, table.GIB4 >> PAGE_SHIFT))
+        inside = 0
+        for z, zlo, zhi in spans:
+            n = max(0, min(hi, zhi) - max(lo, zlo))
+            t["zones"][z] += n
+            inside += n
+        t["zones"]["other"] += r["pages"] - inside
+        if r["bounced"]:
+            t["bounced_runs"] += 1
+            t["bounced_pages"] += r["pages"]
+    return t
+
+
+def runs_disagree(rec, zones):
+    """Where the address runs and the driver's counters disagree: a list of
+    reasons ([] when they agree), None without runs."""
+    if rec.get("runs") is None:
+        return None
+    if rec["runs_dropped"]:
+        return ["%d runs did not fit in --runs %d" % (rec["runs_dropped"], table.RUNS)]
+    t, out = runs_tally(rec["runs"], zones or {}), []
+    for what, mine, theirs in (("pages", t["pages"], rec["pages"]),
+                               ("pages above 4 GiB", t["pages_above_4g"], rec["pages_above_4g"]),
+                               ("pages per zone", t["zones"], rec["zone_pages"])):
+        if mine != theirs:
+            out.append("%s: %s in the runs, %s counted" % (what, mine, theirs))
+    bounced = rec["driver_bounced"] or 0
+    if t["bounced_runs"] > bounced or (t["bounced_runs"] > 0) != (bounced > 0):
+        out.append("%d bounced runs for %d bounced mappings" % (t["bounced_runs"], bounced))
+    if rec["size"] % (1 << PAGE_SHIFT) == 0 and t["bounced_pages"] << PAGE_SHIFT != (rec["driver_bounced_bytes"] or 0):
+        out.append("bounced runs cover %d bytes, %s bytes bounced" % (
+            t["bounced_pages"] << PAGE_SHIFT, rec["driver_bounced_bytes"]))
+    return out
+
+
 def make_record(s, info, run, failure, status):
     boot = table.BOOT[s.boot]
     res = (run or {}).get("result") or {}
@@ -284,6 +383,10 @@ def make_record(s, info, run, failure, status):
     }
     for key in table.COUNTERS:
         rec[key] = counter(res, key)
+    # Where the ring, the control buffers and the buffers were: runs of
+    # contiguous pages, from the driver; they must add up to its counts.
+    rec["device_runs"], rec["runs"], rec["runs_dropped"] = parse_runs(res)
+    rec["runs_disagree"] = runs_disagree(rec, (info or {}).get("zones"))
     # Bounce cost in units that carry over to real hardware: bytes swiotlb
     # copied per byte the request moved, and guest CPU time per MiB.
     copied = [rec["swiotlb_bounced_bytes"], rec["swiotlb_bounced_bytes_sync"]]
@@ -301,6 +404,10 @@ def make_record(s, info, run, failure, status):
         rec["showed"] = "dma32ctl gave no result (exit %s): %s" % (run.get("rc"), run.get("stderr") or "no output")
         return rec
     rec["as_expected"], rec["showed"] = s.check(rec, info)
+    if rec["runs_disagree"]:
+        rec["as_expected"] = False
+        rec["showed"] = "address runs disagree with the counters (%s); %s" % (
+            "; ".join(rec["runs_disagree"]), rec["showed"])
     lok, ltxt = layout_ok(boot, info)
     if lok is False:
         rec["as_expected"] = False
@@ -365,6 +472,7 @@ def judge(raw, versions_txt):
                       "zones_peak": (i or {}).get("zones_peak"),
                       "zones_pressed": (i or {}).get("zones_pressed"),
                       "buddyinfo_pressed": (i or {}).get("buddyinfo_pressed"),
+                      "ram": (i or {}).get("ram"),
                       "seconds": (boots[b][3] or {}).get("seconds"),
                       "error": boots[b][2], "log": (boots[b][3] or {}).get("console_log")}
                   for b, i in infos.items()},

@@ -1,12 +1,13 @@
-"""Render results.json: the terminal table, the throughput plot (gnuplot)
-and report.md (from report.md.in). Reads results.json only (and bench.md,
-the benchmark's own part, when make bench has written one)."""
+"""Render results.json: the terminal table, the throughput plot and the
+memory-map figures (gnuplot; memmap.py) and report.md (from report.md.in).
+Reads results.json only (and bench.md, the benchmark's own part, when make
+bench has written one)."""
 import os
 import shutil
 import string
 import subprocess
 
-from . import table
+from . import memmap, table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -108,14 +109,7 @@ def plot(results, report):
         f.write("# size_bytes " + " ".join('"%s"' % l for l in labels) + "\n")
         for s in sizes:
             f.write("%d %s\n" % (s, " ".join(str(best[l].get(str(s), "NaN")) for l in labels)))
-    terms = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
-    avail = terms.stdout + terms.stderr
-    if " pngcairo " in avail:
-        term, out = "pngcairo size 900,560 font 'sans,10'", "throughput.png"
-    elif " png " in avail:
-        term, out = "png size 900,560", "throughput.png"
-    else:
-        term, out = "svg size 900,560", "throughput.svg"
+    term, out = memmap.terminal(900, 560, "throughput")
     for old in ("throughput.png", "throughput.svg"):
         if os.path.exists(os.path.join(report, old)):
             os.remove(os.path.join(report, old))
@@ -153,7 +147,61 @@ def boot_desc(b):
     return "`-M %s -m %s` (%s below 4 GiB), %s" % (b["machine"], b["mem"], below, shuffle)
 
 
-def report_md(results, table_txt, summary, img, img_err, bench_md):
+def hexrange(lo, hi):
+    return "%#x-%#x" % (lo, hi)
+
+
+def device_memory(runs):
+    """The ring's range and how many control buffers, and where."""
+    ring = [x for x in runs if x["kind"] == "ring"]
+    ctrl = [x for x in runs if x["kind"] == "ctrl"]
+    out = ", ".join(hexrange(x["phys"], x["phys"] + x["pages"] * memmap.PAGE) for x in ring) or "-"
+    if ctrl:
+        out += "; %d control buffer runs, %d pages, %d in the swiotlb pool" % (
+            len(ctrl), sum(x["pages"] for x in ctrl), sum(x["pages"] for x in ctrl if x["in_pool"]))
+    return out
+
+
+def memmap_sections(results, figures):
+    """Per boot: its conditions, its scenarios' addresses in a table, and
+    its memory-map figure next to it."""
+    out = []
+    for name, b in results["boots"].items():
+        recs = [r for r in results["scenarios"] if r["boot"] == name]
+        dev, pool = b.get("device") or {}, b.get("swiotlb_pool")
+        out.append("### %s\n" % name)
+        out.append("%s; %s; %s; swiotlb pool %s.\n" % (
+            boot_desc(b), md_escape(" ".join(x for x in (b.get("kernel_args"), b.get("device_props"),
+                                                       b.get("qemu_args")) if x) or "no extra arguments"),
+            memmap.reach_text(dev),
+            "%s (%d MiB)" % (hexrange(pool["start"], pool["end"]), (pool["end"] - pool["start"]) >> 20)
+            if pool else "not in the boot log"))
+        out.append("| scenario | request | result | runs | pages | >4G | ZONE_DMA | bounced runs / mappings |"
+                   " lowest .. highest buffer page | ring (phys); control buffers |")
+        out.append("|---|---|---|--:|--:|--:|--:|--:|---|---|")
+        for r in recs:
+            runs = r.get("runs")
+            if runs is None:
+                cells = ["n/a"] * 6 + ["-"]
+            else:
+                hi = max((x["phys"] + x["pages"] * memmap.PAGE for x in runs), default=None)
+                lo = min((x["phys"] for x in runs), default=None)
+                cells = [str(len(runs)) + (" (+%d dropped)" % r["runs_dropped"] if r["runs_dropped"] else ""),
+                         str(sum(x["pages"] for x in runs)), fmt(r["pages_above_4g"]),
+                         fmt(r["zone_dma_pages_used"]),
+                         "%d / %s" % (sum(1 for x in runs if x["bounced"]), fmt(r["driver_bounced"])),
+                         hexrange(lo, hi) if runs else "-",
+                         device_memory(r.get("device_runs") or [])]
+            out.append("| `%s` | %s %s %sx%d | %s | %s |" % (
+                r["name"], r["strategy"], r["op"], human(r["size"]), r["count"],
+                (("ok" if r["ok"] else r["errno"] or "failed") if r["guest_ok"] else "guest failed"),
+                " | ".join(cells)))
+        img, why = figures.get(name, (None, "not drawn"))
+        out.append("\n" + ("![memory map of boot %s](%s)" % (name, img) if img else "(no figure: %s)" % why) + "\n")
+    return "\n".join(out)
+
+
+def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None):
     recs = results["scenarios"]
     rows = ["| scenario | boot | backs | what it must show | what it showed |", "|---|---|---|---|---|"]
     for r in recs:
@@ -195,6 +243,8 @@ def report_md(results, table_txt, summary, img, img_err, bench_md):
         sweep_table="\n".join(sweep),
         claims="\n".join("* %s: **%s**." % (c["claim"], c["numbers"]) for c in results["claims"]),
         boot_rows="\n".join(boots),
+        memmaps=memmap_sections(results, figures or {}),
+        runs_cap=table.RUNS,
         bench=bench_md or "(`make bench` has not been run: no benchmark figures.)",
     )
 
@@ -205,6 +255,7 @@ def render(results, report):
     table_txt = text_table(records)
     summary = summary_lines(results)
     img, img_err = plot(results, report)
+    figures = memmap.draw(results, report)
     with open(os.path.join(report, "table.txt"), "w") as f:
         f.write(table_txt + "\n\n" + "\n".join(summary) + "\n")
     bench_md = None
@@ -212,5 +263,5 @@ def render(results, report):
         with open(os.path.join(report, "bench.md")) as f:
             bench_md = f.read().rstrip("\n")
     with open(os.path.join(report, "report.md"), "w") as f:
-        f.write(report_md(results, table_txt, summary, img, img_err, bench_md))
+        f.write(report_md(results, table_txt, summary, img, img_err, bench_md, figures))
     return img, img_err

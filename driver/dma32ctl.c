@@ -6,7 +6,7 @@
  *   dma32ctl [--device DEV] run --strategy S --op O --size N[K|M|G]
  *                               [--count K] [--verify] [--json]
  *                               [--inject stall|bus-error]
- *                               [--counter FILE]...
+ *                               [--counter FILE]... [--runs N]
  *   dma32ctl [--device DEV] stats [--json]
  *   dma32ctl [--device DEV] reset
  *
@@ -19,6 +19,9 @@
 #include <getopt.h>
 #include <sys/resource.h>
 
+/* Address runs asked for by default (--runs) */
+#define DEFAULT_RUNS 64
+
 static void print_help(FILE *f)
 {
 	fprintf(f,
@@ -28,13 +31,17 @@ static void print_help(FILE *f)
 		"        [--json] [--inject stall|bus-error] [--counter FILE]...\n"
 		"        --counter: a kernel counter file read right before and\n"
 		"        after the request, reported in the JSON (null if absent)\n"
+		"        --runs N: report up to N (0..%d, default %d) address runs:\n"
+		"        where the ring, the control buffers and the buffers were,\n"
+		"        physical and DMA\n"
 		"        strategies: coherent streaming streaming-dma32 user unsafe-raw\n"
 		"                    truncation-alias\n"
 		"        ops: fill checksum copy\n"
 		"  stats [--json]            driver counters\n"
 		"  reset                     zero the counters\n"
 		"DEV defaults to " DEFAULT_DEVICE ". Exit status: 0 ok, 1 request\n"
-		"failed (the errno name is printed), 2 usage or device error.\n");
+		"failed (the errno name is printed), 2 usage or device error.\n",
+		DMA32DEMO_MAX_RUNS, DEFAULT_RUNS);
 }
 
 /* info */
@@ -259,6 +266,8 @@ struct run_opts {
 	struct counter counters[MAX_COUNTERS + 1];	/* + ZONE_DMA free */
 	int nr_counters;
 	__u64 cpu_ns;	/* CPU time of the ioctl: the driver runs in our context */
+	__u32 runs_max;
+	struct dma32demo_addr_run *runs;
 };
 
 static void sample_counters(struct run_opts *o, bool after)
@@ -298,6 +307,59 @@ static void print_counters(const struct run_opts *o)
 		j_obj_end();
 	}
 	j_obj_end();
+}
+
+/*
+ * "ring": [{"phys", "dma", "pages", "in_pool"}], "ctrl": [the same, the
+ * control buffers'], "runs": [{"buffer", "phys", "dma", "pages",
+ * "bounce_slot", "in_pool", "reserved"}], "runs_dropped": N; addresses as
+ * "0x..." strings, dma null for a buffer that was never mapped; all four
+ * null when no runs were asked for or the request was rejected. After the
+ * result's own keys, and none of them named like one but "pages", so that
+ * line-oriented readers of a result key still find the result's.
+ */
+static void print_runs_json(const struct run_opts *o,
+			    const struct dma32demo_result *r, bool have)
+{
+	static const char *const arrays[] = { "ring", "ctrl", "runs" };
+	const struct dma32demo_addr_run *a;
+	unsigned int k;
+	int which;
+
+	if (!have || !o->runs_max) {
+		for (k = 0; k < ARRAY_SIZE(arrays); k++)
+			j_str(arrays[k], NULL);
+		j_str("runs_dropped", NULL);
+		return;
+	}
+	for (k = 0; k < ARRAY_SIZE(arrays); k++) {
+		j_arr(arrays[k]);
+		for (a = o->runs; a < o->runs + r->runs; a++) {
+			which = a->buffer != DMA32DEMO_ADDR_DEVICE_BUFFER ? 2 :
+				a->flags & DMA32DEMO_ADDR_RING ? 0 : 1;
+			if (which != (int)k)
+				continue;
+			j_item();
+			if (k == 2)
+				j_u64("buffer", a->buffer);
+			j_hex("phys", a->phys);
+			if (a->flags & DMA32DEMO_ADDR_UNMAPPED)
+				j_str("dma", NULL);
+			else
+				j_hex("dma", a->dma);
+			j_u64("pages", a->pages);
+			if (k == 2)
+				j_bool("bounce_slot",
+				       a->flags & DMA32DEMO_ADDR_BOUNCED);
+			j_bool("in_pool", a->flags & DMA32DEMO_ADDR_IN_POOL);
+			if (k == 2)
+				j_bool("reserved",
+				       a->flags & DMA32DEMO_ADDR_RESERVED);
+			j_obj_end();
+		}
+		j_arr_end();
+	}
+	j_u64("runs_dropped", r->runs_dropped);
 }
 
 static void print_json(const struct run_opts *o,
@@ -357,6 +419,7 @@ static void print_json(const struct run_opts *o,
 	if (o->strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS)
 		j_u64("alias_canary_errors", r->alias_canary_errors);
 	j_u64("cpu_ns", o->cpu_ns);
+	print_runs_json(o, r, r != &z);
 	print_counters(o);
 	j_end();
 }
@@ -415,20 +478,45 @@ static void print_table(const struct run_opts *o,
 		       "verify", (unsigned long long)r->verify_errors,
 		       (unsigned long long)r->first_bad_offset,
 		       (unsigned long long)user_bad);
-	if (r->alloc_failures)
-		printf("%-16s %llu (%llu mappings refused); coherent asked %llu bytes while holding %llu\n",
-		       "alloc failures", (unsigned long long)r->alloc_failures,
-		       (unsigned long long)r->map_failures,
+	if (r->alloc_failures) {
+		printf("%-16s %llu (%llu mappings refused); ", "alloc failures",
+		       (unsigned long long)r->alloc_failures,
+		       (unsigned long long)r->map_failures);
+		printf("coherent asked %llu bytes while holding %llu\n",
 		       (unsigned long long)r->coherent_asked,
 		       (unsigned long long)r->coherent_held);
+	}
 	if (r->coherent_swiotlb_bytes)
 		printf("%-16s %llu coherent bytes of this device held in the swiotlb pool\n",
 		       "swiotlb held", (unsigned long long)r->coherent_swiotlb_bytes);
+	if (!o->runs_max)
+		return;
+	printf("%-16s %u shown, %u more not (--runs)\n", "address runs",
+	       r->runs, r->runs_dropped);
+	for (i = 0; i < (int)r->runs; i++) {
+		const struct dma32demo_addr_run *a = &o->runs[i];
+		char dma[24] = "unmapped";
+
+		if (!(a->flags & DMA32DEMO_ADDR_UNMAPPED))
+			snprintf(dma, sizeof(dma), "0x%llx",
+				 (unsigned long long)a->dma);
+		if (a->buffer == DMA32DEMO_ADDR_DEVICE_BUFFER)
+			printf("  %-14s", a->flags & DMA32DEMO_ADDR_RING ?
+			       "ring" : "control buffer");
+		else
+			printf("  buffer %-7u", a->buffer);
+		printf("phys 0x%llx dma %s, %u pages%s%s%s\n",
+		       (unsigned long long)a->phys, dma, a->pages,
+		       a->flags & DMA32DEMO_ADDR_BOUNCED ? ", bounced" : "",
+		       a->flags & DMA32DEMO_ADDR_IN_POOL ?
+		       ", in the swiotlb pool" : "",
+		       a->flags & DMA32DEMO_ADDR_RESERVED ? ", reserved" : "");
+	}
 }
 
 static int cmd_run(int argc, char **argv)
 {
-	struct run_opts o = { .count = 1 };
+	struct run_opts o = { .count = 1, .runs_max = DEFAULT_RUNS };
 	struct dma32demo_run run;
 	__u64 user_bad = 0, total = 0;
 	__u8 *ubuf = NULL;
@@ -444,9 +532,11 @@ static int cmd_run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "inject", required_argument, NULL, 'i' },
 		{ "counter", required_argument, NULL, 'k' },
+		{ "runs", required_argument, NULL, 'r' },
 		{ "device", required_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
+	__u64 v;
 	int c;
 
 	optind = 0;	/* argv[0] is "run" */
@@ -491,6 +581,13 @@ static int cmd_run(int argc, char **argv)
 				    optarg);
 			o.counters[o.nr_counters++].path = optarg;
 			break;
+		case 'r':
+			v = parse_size("--runs", optarg);
+			if (v > DMA32DEMO_MAX_RUNS)
+				die("run: --runs %llu: at most %d",
+				    (unsigned long long)v, DMA32DEMO_MAX_RUNS);
+			o.runs_max = v;
+			break;
 		case 'd':
 			device_path = optarg;
 			break;
@@ -516,6 +613,13 @@ static int cmd_run(int argc, char **argv)
 	run.size = o.size;
 	run.count = o.count;
 	run.flags = o.flags;
+	if (o.runs_max) {
+		o.runs = calloc(o.runs_max, sizeof(*o.runs));
+		if (!o.runs)
+			die("run: out of memory");
+		run.runs_addr = (unsigned long)o.runs;
+		run.runs_max = o.runs_max;
+	}
 
 	/* For size or count 0 the driver gives the errno (EINVAL) */
 	if (o.strategy == DMA32DEMO_STRATEGY_USER && o.size && o.count) {

@@ -210,6 +210,26 @@ static inline void j_obj_end(void)
 	j_first = false;
 }
 
+static inline void j_arr(const char *k)
+{
+	j_key(k);
+	putchar('[');
+	j_first = true;
+}
+
+static inline void j_arr_end(void)
+{
+	putchar(']');
+	j_first = false;
+}
+
+/* An object as the next element of an array; j_obj_end() closes it */
+static inline void j_item(void)
+{
+	printf("%s{", j_first ? "" : ",");
+	j_first = true;
+}
+
 static inline void j_u64(const char *k, __u64 v)
 {
 	j_key(k);

@@ -243,6 +243,16 @@ struct d32_req {
 	struct dma32demo_result *res;
 };
 
+/* A request's address runs (struct dma32demo_run.runs_addr) */
+struct d32_runs {
+	struct dma32demo_addr_run *v;	/* max entries */
+	u32 max;
+	u32 n;
+	u32 dropped;
+	struct dma32demo_addr_run cur;	/* the run being built */
+	size_t cur_bytes;		/* 0: none */
+};
+
 /* Registers */
 
 static u32 d32_rd(struct d32_dev *dd, unsigned int reg)
@@ -880,6 +890,153 @@ static void d32_buf_unmap(struct d32_dev *dd, struct d32_buf *b)
 	b->sgt_alloc = false;
 }
 
+/* Address runs: where the ring and the buffers were, for the caller */
+
+static void d32_runs_flush(struct d32_runs *rs)
+{
+	if (!rs->cur_bytes)
+		return;
+	rs->cur.pages = DIV_ROUND_UP(offset_in_page(rs->cur.phys) +
+				     rs->cur_bytes, PAGE_SIZE);
+	if (rs->n < rs->max)
+		rs->v[rs->n++] = rs->cur;
+	else
+		rs->dropped++;
+	rs->cur_bytes = 0;
+}
+
+/* @len bytes at @phys that the device got as @dma: extend the run or start one */
+static void d32_runs_add(struct d32_runs *rs, u32 buffer, phys_addr_t phys,
+			 u64 dma, size_t len, u32 flags)
+{
+	struct dma32demo_addr_run *c = &rs->cur;
+
+	if (rs->cur_bytes && c->buffer == buffer && c->flags == flags &&
+	    c->phys + rs->cur_bytes == phys &&
+	    ((flags & DMA32DEMO_ADDR_UNMAPPED) || c->dma + rs->cur_bytes == dma)) {
+		rs->cur_bytes += len;
+		return;
+	}
+	d32_runs_flush(rs);
+	*c = (struct dma32demo_addr_run) {
+		.phys = phys,
+		.dma = dma,
+		.buffer = buffer,
+		.flags = flags,
+	};
+	rs->cur_bytes = len;
+}
+
+static struct page *d32_virt_page(void *va)
+{
+	return is_vmalloc_addr(va) ? vmalloc_to_page(va) : virt_to_page(va);
+}
+
+/*
+ * The runs of one buffer (or the ring, a control buffer): its memory is
+ * @cpu (coherent) or @pages from offset @pgoff, @size bytes, and the device
+ * got it as @segs (none yet: unmapped). Page by page, so that physical
+ * discontinuities show; pages that were never allocated end it. A DMA
+ * address in the swiotlb pool is a bounce slot for streaming memory; for
+ * coherent memory (@flags COHERENT) the memory itself lies in the pool.
+ */
+static void d32_runs_mem(struct d32_dev *dd, struct d32_runs *rs, u32 buffer,
+			 void *cpu, struct page **pages, unsigned int pgoff,
+			 size_t size, const struct d32_seg *segs,
+			 unsigned int nsegs, u32 flags)
+{
+	unsigned int si = 0;
+	size_t in = 0, off = 0;
+
+	while (off < size) {
+		size_t at = pgoff + off;
+		size_t len = min_t(size_t, size - off,
+				   PAGE_SIZE - offset_in_page(at));
+		struct page *pg = cpu ? d32_virt_page(cpu + off) :
+				  pages[at >> PAGE_SHIFT];
+		phys_addr_t phys;
+
+		if (!pg)
+			return;
+		phys = page_to_phys(pg) + offset_in_page(at);
+		off += len;
+		while (len) {
+			size_t n = len;
+			u64 dma = 0;
+			u32 f = flags;
+
+			if (si < nsegs) {
+				n = min(n, segs[si].len - in);
+				dma = segs[si].addr + in;
+				if (d32_in_swiotlb(dd, segs[si].addr))
+					f |= flags & DMA32DEMO_ADDR_COHERENT ?
+					     DMA32DEMO_ADDR_IN_POOL :
+					     DMA32DEMO_ADDR_BOUNCED;
+				in += n;
+				if (in == segs[si].len) {
+					si++;
+					in = 0;
+				}
+			} else {
+				f |= DMA32DEMO_ADDR_UNMAPPED;
+			}
+			d32_runs_add(rs, buffer, phys, dma, n, f);
+			phys += n;
+			len -= n;
+		}
+	}
+}
+
+/* The coherent memory at @cpu, @dma: one buffer, the ring, a control buffer */
+static void d32_runs_coherent(struct d32_dev *dd, struct d32_runs *rs,
+			      u32 buffer, void *cpu, dma_addr_t dma,
+			      size_t size, u32 flags)
+{
+	struct d32_seg seg = { .addr = dma, .len = size };
+
+	d32_runs_mem(dd, rs, buffer, cpu, NULL, 0, size, &seg, 1,
+		     flags | DMA32DEMO_ADDR_COHERENT);
+}
+
+/* The ring's and the control buffers' runs, then the first @nbufs buffers' */
+static void d32_runs_collect(struct d32_req *rq, struct d32_runs *rs,
+			     unsigned int nbufs)
+{
+	struct d32_dev *dd = rq->dd;
+	unsigned int i;
+
+	d32_runs_coherent(dd, rs, DMA32DEMO_ADDR_DEVICE_BUFFER, dd->ring,
+			  dd->ring_dma, dd->ring_bytes, DMA32DEMO_ADDR_RING);
+	for (i = 0; i < dd->nctrl; i++)
+		d32_runs_coherent(dd, rs, DMA32DEMO_ADDR_DEVICE_BUFFER,
+				  dd->ctrl[i].cpu, dd->ctrl[i].dma,
+				  dd->ctrl_bytes, DMA32DEMO_ADDR_CTRL);
+	for (i = 0; i < nbufs && !fatal_signal_pending(current); i++) {
+		struct d32_buf *b = &rq->bufs[i];
+
+		if (b->win_lo) {
+			/*
+			 * Reserved memory, not pages: the low alias, where the
+			 * CPU looks, and the high address the device got
+			 */
+			d32_runs_add(rs, i, d32_alias_lo(dd) + b->win_off,
+				     alias_window + b->win_off, b->size,
+				     DMA32DEMO_ADDR_RESERVED);
+		} else if (b->cpu) {
+			/* The handle exists from allocation on */
+			d32_runs_coherent(dd, rs, i, b->cpu, b->handle, b->size,
+					  0);
+		} else if (b->pages) {
+			d32_runs_mem(dd, rs, i, NULL, b->pages, b->pgoff,
+				     b->size, b->segs, b->nsegs, 0);
+		}
+		cond_resched();
+	}
+	d32_runs_flush(rs);
+	rq->res->runs = rs->n;
+	rq->res->runs_dropped = rs->dropped;
+}
+
 /* Descriptors */
 
 static struct d32_buf *d32_src(struct d32_req *rq, unsigned int unit)
@@ -1233,9 +1390,9 @@ static enum dma_data_direction d32_dir(u32 op, bool dst)
 	return DMA_TO_DEVICE;
 }
 
-/* One request, called with dd->lock held */
+/* One request, called with dd->lock held; @runs: NULL or to be filled */
 static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
-		       struct dma32demo_result *res)
+		       struct dma32demo_result *res, struct d32_runs *runs)
 {
 	struct d32_req rq = {
 		.dd = dd,
@@ -1265,10 +1422,12 @@ static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 	rq.nbufs = rq.count * (r->op == DMA32DEMO_OP_COPY ? 2 : 1);
 	rq.seed = get_random_u64();
 	rq.bufs = kvcalloc(rq.nbufs, sizeof(*rq.bufs), GFP_KERNEL);
-	if (!rq.bufs) {
+	if (runs)
+		runs->v = kvcalloc(runs->max, sizeof(*runs->v), GFP_KERNEL);
+	if (!rq.bufs || (runs && !runs->v)) {
 		res->alloc_failures++;
 		ret = -ENOMEM;
-		goto out;
+		goto free;
 	}
 
 	/* All buffers are held at once: a request can exhaust a zone */
@@ -1280,7 +1439,7 @@ static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 		if (ret) {
 			if (ret == -ENOMEM)
 				res->alloc_failures++;
-			goto free;
+			goto unmap;
 		}
 		res->buffers++;
 		/* Sources get a CPU pattern; user buffers keep their data */
@@ -1313,6 +1472,9 @@ static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 	ret = d32_run_jobs(&rq);
 
 unmap:
+	/* Also after a failure: where the buffers that were there lay */
+	if (runs && ret != -EINTR)
+		d32_runs_collect(&rq, runs, nalloc);
 	for (i = 0; i < nmapped; i++)
 		d32_buf_unmap(dd, &rq.bufs[i]);
 	if (rq.jobs && (rq.flags & DMA32DEMO_RUN_VERIFY) && ret != -EINTR) {
@@ -1339,7 +1501,6 @@ free:
 		d32_buf_free(dd, &rq.bufs[i]);
 	kvfree(rq.jobs);
 	kvfree(rq.bufs);
-out:
 	res->ns = ktime_get_ns() - t0;
 	res->error = -ret;
 	d32_account(dd, res, ret);
@@ -1388,7 +1549,7 @@ static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
 		return -EINVAL;
 	if (r->flags & ~DMA32DEMO_RUN_FLAGS_ALL)
 		return -EINVAL;
-	if (r->reserved0 || r->reserved1[0] || r->reserved1[1])
+	if (r->reserved0 || r->reserved1)
 		return -EINVAL;
 	if (!r->size || !r->count)
 		return -EINVAL;
@@ -1418,6 +1579,16 @@ static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
 	} else if (r->user_addr || r->user_len) {
 		return -EINVAL;
 	}
+	/* Address runs: none, or 1 .. DMA32DEMO_MAX_RUNS in user memory */
+	if (r->runs_max > DMA32DEMO_MAX_RUNS)
+		return -E2BIG;
+	if (!r->runs_addr != !r->runs_max)
+		return r->runs_max ? -EFAULT : -EINVAL;
+	if (r->runs_max &&
+	    !access_ok(u64_to_user_ptr(r->runs_addr),
+		       array_size(r->runs_max,
+				  sizeof(struct dma32demo_addr_run))))
+		return -EFAULT;
 	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW && !allow_unsafe)
 		return -EPERM;
 	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW &&
@@ -1439,6 +1610,7 @@ static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
 static long d32_ioc_run(struct d32_dev *dd, struct dma32demo_run __user *arg)
 {
 	struct dma32demo_run r;
+	struct d32_runs runs = { };
 	int ret;
 
 	if (copy_from_user(&r, arg, sizeof(r)))
@@ -1447,19 +1619,25 @@ static long d32_ioc_run(struct d32_dev *dd, struct dma32demo_run __user *arg)
 	ret = d32_validate(dd, &r);
 	if (ret)
 		return ret;
+	runs.max = r.runs_max;
 
 	if (mutex_lock_interruptible(&dd->lock))
 		return -EINTR;
 	if (READ_ONCE(dd->gone))
 		ret = -ENODEV;
 	else
-		ret = d32_request(dd, &r, &r.result);
+		ret = d32_request(dd, &r, &r.result, runs.max ? &runs : NULL);
 	mutex_unlock(&dd->lock);
 	if (ret == -ENODEV)
-		return ret;
+		goto out;
 
-	if (copy_to_user(&arg->result, &r.result, sizeof(r.result)))
-		return -EFAULT;
+	/* The runs are copied without dd->lock: user memory may fault */
+	if (copy_to_user(&arg->result, &r.result, sizeof(r.result)) ||
+	    (runs.n && copy_to_user(u64_to_user_ptr(r.runs_addr), runs.v,
+				    array_size(runs.n, sizeof(*runs.v)))))
+		ret = -EFAULT;
+out:
+	kvfree(runs.v);
 	return ret;
 }
 

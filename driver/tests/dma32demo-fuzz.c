@@ -18,7 +18,8 @@
  * seconds have passed too: the time-bounded mode for long runs.
  *
  * Every RUN gets random fields (valid and invalid strategies, ops, flags,
- * sizes, counts, reserved fields, user pointers and lengths) and an
+ * sizes, counts, reserved fields, user pointers and lengths, address-run
+ * arrays) and an
  * argument that is valid, NULL, unmapped, read-only, straddling a guard
  * page or a kernel address; other calls are INFO, STATS, RESET_STATS and
  * random ioctl numbers. The tool predicts the errno of every call that the
@@ -191,7 +192,7 @@ static int fz_expect_validation(const struct dma32demo_run *r, __u64 *totalp)
 		return -EINVAL;
 	if (r->flags & ~DMA32DEMO_RUN_FLAGS_ALL)
 		return -EINVAL;
-	if (r->reserved0 || r->reserved1[0] || r->reserved1[1])
+	if (r->reserved0 || r->reserved1)
 		return -EINVAL;
 	if (!r->size || !r->count)
 		return -EINVAL;
@@ -218,6 +219,13 @@ static int fz_expect_validation(const struct dma32demo_run *r, __u64 *totalp)
 	} else if (r->user_addr || r->user_len) {
 		return -EINVAL;
 	}
+	if (r->runs_max > DMA32DEMO_MAX_RUNS)
+		return -E2BIG;
+	if (!r->runs_addr != !r->runs_max)
+		return r->runs_max ? -EFAULT : -EINVAL;
+	if (r->runs_max && r->runs_addr >= 0x800000000000ull -
+	    (__u64)r->runs_max * sizeof(struct dma32demo_addr_run))
+		return -EFAULT;
 	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW &&
 	    !(fz_info.flags & DMA32DEMO_INFO_ALLOW_UNSAFE))
 		return -EPERM;
@@ -253,6 +261,129 @@ static const char *const fz_user_names[] = {
 	"badlen", "readonly",
 };
 
+/* Address-run arrays (runs_addr, runs_max) */
+enum fz_runs {
+	FZ_RUNS_NONE,
+	FZ_RUNS_OK,		/* guarded, 1 .. DMA32DEMO_MAX_RUNS entries */
+	FZ_RUNS_TOOMANY,	/* runs_max > DMA32DEMO_MAX_RUNS */
+	FZ_RUNS_NULL,		/* runs_max without runs_addr */
+	FZ_RUNS_NOMAX,		/* runs_addr without runs_max */
+	FZ_RUNS_KERNEL,
+	FZ_RUNS_UNMAPPED,	/* passes access_ok(), the copy back fails */
+	FZ_RUNS_READONLY,	/* the same */
+	FZ_RUNS_NR,
+};
+
+static bool fz_runs_unwritable(enum fz_runs k)
+{
+	return k == FZ_RUNS_UNMAPPED || k == FZ_RUNS_READONLY;
+}
+
+/* Give @r an address-run array of kind @k, in @m when it is mapped */
+static void fz_runs_place(struct dma32demo_run *r, struct fz_map *m,
+			  enum fz_runs k)
+{
+	size_t len;
+
+	memset(m, 0, sizeof(*m));
+	r->runs_max = fz_pct(70) ? 1 + fz_below(8) :
+		      1 + fz_below(DMA32DEMO_MAX_RUNS);
+	len = r->runs_max * sizeof(struct dma32demo_addr_run);
+	switch (k) {
+	case FZ_RUNS_NONE:
+		r->runs_max = 0;
+		return;
+	case FZ_RUNS_TOOMANY:
+		r->runs_max = fz_pct(50) ? DMA32DEMO_MAX_RUNS + 1 :
+			      DMA32DEMO_MAX_RUNS + 1 + (__u32)fz_rand() %
+			      (~0u - DMA32DEMO_MAX_RUNS);
+		r->runs_addr = (unsigned long)fz_unmapped;
+		return;
+	case FZ_RUNS_NULL:
+		r->runs_addr = 0;
+		return;
+	case FZ_RUNS_NOMAX:
+		r->runs_max = 0;
+		r->runs_addr = (unsigned long)fz_unmapped;
+		return;
+	case FZ_RUNS_KERNEL:
+		r->runs_addr = 0xffff888000000000ull;
+		return;
+	case FZ_RUNS_UNMAPPED:
+		r->runs_max = 1 + fz_below(8);
+		r->runs_addr = (unsigned long)fz_unmapped;
+		return;
+	default:
+		break;
+	}
+	if (fz_map_new(m, len, true, true, fz_pct(50)))
+		die("fuzz: mmap %zu: %s", len, strerror(errno));
+	r->runs_addr = (unsigned long)m->buf;
+	if (k == FZ_RUNS_READONLY && mprotect(m->lo, m->hi - m->lo, PROT_READ))
+		die("fuzz: mprotect: %s", strerror(errno));
+}
+
+/*
+ * The runs a request that ran wrote into @m: at most runs_max, none past
+ * result.runs, the device's own (ring, control buffers) first, the ring's
+ * among them, buffers in order; and with none dropped, the buffers' pages
+ * (the reserved alias window is none) and those above 4 GiB are the
+ * result's, and bounce slots only where mappings bounced.
+ */
+static void fz_runs_check(const struct dma32demo_run *r,
+			  const struct dma32demo_result *res,
+			  const struct fz_map *m, __u64 nbufs)
+{
+	const struct dma32demo_addr_run *a = (const void *)m->buf;
+	size_t i, b = m->buf - m->lo;
+	__u64 pages = 0, above = 0, bounced = 0, p;
+	__u32 buf = 0;
+	bool order = !res->runs || (a[0].flags & DMA32DEMO_ADDR_RING), dev = true;
+
+	if (res->runs > r->runs_max) {
+		fz_bad(&fz.unexpected, "%u runs written, runs_max %u",
+		       res->runs, r->runs_max);
+		return;
+	}
+	for (i = res->runs * sizeof(*a); i < m->len; i++)
+		if (m->lo[b + i] != fz_canary(b + i)) {
+			fz_bad(&fz.canary, "address runs: byte %zu written past %u runs",
+			       i, res->runs);
+			break;
+		}
+	for (i = 0; i < res->runs; i++) {
+		if (a[i].buffer == DMA32DEMO_ADDR_DEVICE_BUFFER) {
+			order &= dev && (a[i].flags & (DMA32DEMO_ADDR_RING |
+						       DMA32DEMO_ADDR_CTRL));
+			continue;
+		}
+		dev = false;
+		order &= a[i].buffer >= buf && a[i].buffer < nbufs &&
+			 a[i].pages && !a[i].reserved;
+		buf = a[i].buffer;
+		if (a[i].flags & DMA32DEMO_ADDR_RESERVED)
+			continue;
+		pages += a[i].pages;
+		bounced += !!(a[i].flags & DMA32DEMO_ADDR_BOUNCED);
+		for (p = 0; p < a[i].pages; p++)
+			above += (a[i].phys >> 12) + p >= 1ull << 20;
+	}
+	if (!order)
+		fz_bad(&fz.unexpected, "address runs out of order (%u runs)",
+		       res->runs);
+	if (!res->runs_dropped &&
+	    (pages != res->pages || above != res->pages_above_4g ||
+	     !bounced != !res->bounced))
+		fz_bad(&fz.unexpected,
+		       "address runs: %llu pages, %llu above 4 GiB, %llu bounced; result %llu, %llu, %llu",
+		       (unsigned long long)pages, (unsigned long long)above,
+		       (unsigned long long)bounced,
+		       (unsigned long long)res->pages,
+		       (unsigned long long)res->pages_above_4g,
+		       (unsigned long long)res->bounced);
+	fz.runs_checked++;
+}
+
 static void fz_pattern(__u8 *p, size_t len, __u64 seed)
 {
 	fill_pattern(p, len, seed);
@@ -276,9 +407,11 @@ static void fz_run(void)
 {
 	struct dma32demo_stats before = { 0 };
 	struct dma32demo_run r, sent;
-	struct fz_map am, um = { 0 };
+	struct fz_map am, um = { 0 }, rm;
 	enum fz_arg a = fz_pick_arg();
 	enum fz_user u = FZ_USER_OK;
+	enum fz_runs rk = fz_pct(50) ? FZ_RUNS_NONE : fz_pct(70) ? FZ_RUNS_OK :
+			  (enum fz_runs)fz_below(FZ_RUNS_NR);
 	__u64 total = 0, useed = fz_rand(), nbufs;
 	int want, got, ret;
 	bool ran, counted;
@@ -303,7 +436,7 @@ static void fz_run(void)
 	if (fz_pct(2))
 		r.reserved0 = fz_rand() | 1;
 	if (fz_pct(2))
-		r.reserved1[fz_below(2)] = fz_rand() | 1;
+		r.reserved1 = (__u32)fz_rand() | 1;
 	/* The output part goes in with garbage: the driver overwrites it */
 	for (i = 0; i < sizeof(r.result); i++)
 		((__u8 *)&r.result)[i] = fz_rand();
@@ -376,11 +509,17 @@ static void fz_run(void)
 		r.user_len = fz_rand() | !r.user_addr;
 	}
 
+	fz_runs_place(&r, &rm, rk);
+
 	sent = r;
 	want = -fz_expect_validation(&r, &total);
 	argp = fz_arg_place(&am, a, &r, sizeof(r));
-	/* No result comes back: learn from STATS whether it failed */
-	if (a == FZ_ARG_READONLY && ioctl(fz_fd, DMA32DEMO_IOC_STATS, &before))
+	/*
+	 * No result comes back, or an EFAULT that may be the runs' copy after
+	 * a request that succeeded: learn from STATS whether it failed
+	 */
+	if ((a == FZ_ARG_READONLY || fz_runs_unwritable(rk)) &&
+	    ioctl(fz_fd, DMA32DEMO_IOC_STATS, &before))
 		die("fuzz: STATS: %s", errname(errno));
 	ret = ioctl(fz_fd, DMA32DEMO_IOC_RUN, argp);
 	got = ret ? errno : 0;
@@ -417,6 +556,7 @@ static void fz_run(void)
 		memcpy(&back, am.buf, sizeof(back));
 		ok_set = got == 0 || got == ENOMEM ||
 			 (got == EFAULT && (user_bad || !fz_arg_writable(a) ||
+			  fz_runs_unwritable(rk) ||
 			  (u == FZ_USER_READONLY && writes))) ||
 			 (got == EIO &&
 			  ((r.flags & DMA32DEMO_RUN_INJECT_BUS_ERROR) ||
@@ -437,7 +577,7 @@ static void fz_run(void)
 		if (!got && (user_bad || (u == FZ_USER_READONLY && writes)))
 			fz_bad(&fz.unexpected, "RUN with user buffer '%s' succeeded",
 			       fz_user_names[u]);
-		if (fz_arg_writable(a))
+		if (fz_arg_writable(a) && !fz_runs_unwritable(rk))
 			fz.st_errors += !!got;
 		else
 			fz_sync_errors(&before);
@@ -456,13 +596,16 @@ static void fz_run(void)
 			if (memcmp(&back, &sent,
 				   offsetof(struct dma32demo_run, result)))
 				fz_bad(&fz.unexpected, "RUN changed its input fields");
-			if ((__u32)res->error != (__u32)got)
+			if ((__u32)res->error != (__u32)got &&
+			    !(got == EFAULT && fz_runs_unwritable(rk)))
 				fz_bad(&fz.unexpected, "result.error %d, ioctl %s",
 				       res->error, got ? errname(got) : "success");
 			if (res->verify_errors)
 				fz_bad(&fz.mismatch, "%llu verify errors",
 				       (unsigned long long)res->verify_errors);
 		}
+		if (rk == FZ_RUNS_OK && fz_arg_writable(a))
+			fz_runs_check(&r, res, &rm, nbufs);
 		if (!got && fz_arg_writable(a)) {
 			__u64 want_bytes = r.size * r.count;
 
@@ -519,8 +662,13 @@ static void fz_run(void)
 		fz.st_requests++;
 	fz_map_check(&am, "RUN argument");
 	fz_map_check(&um, "user buffer");
+	/* Rejected, or the argument never came back: not a run written */
+	if (rm.base && (!ran || !fz_arg_writable(a)))
+		rm.len = 0;
+	fz_map_check(&rm, "address runs");
 	fz_map_free(&am);
 	fz_map_free(&um);
+	fz_map_free(&rm);
 }
 
 /* INFO, STATS, RESET_STATS and ioctl numbers the driver does not know */
@@ -850,8 +998,8 @@ static int cmd_fuzz(int argc, char **argv)
 	printf("fuzz: seed %llu seconds %lld calls %lu ok %lu",
 	       (unsigned long long)seed, (long long)(t.tv_sec - t0.tv_sec),
 	       fz.calls, fz.ok);
-	printf(" runs %lu ran %lu run_ok %lu", fz.runs, fz.runs_ran,
-	       fz.runs_ok);
+	printf(" runs %lu ran %lu run_ok %lu addr_runs_checked %lu", fz.runs,
+	       fz.runs_ran, fz.runs_ok, fz.runs_checked);
 	printf(" verified %lu bytes_verified %llu sysfs_files %d", fz.verified,
 	       fz.bytes_verified, fz_nfiles);
 	printf(" sysfs_reads %lu (%lu failed) sysfs_writes %lu (%lu refused) errno",

@@ -33,7 +33,7 @@ static inline bool fz_pct(unsigned int pct)
 #define FZ_MAX_ERRNO 256
 
 struct fz_counts {
-	unsigned long calls, ok, runs, runs_ran, runs_ok, verified;
+	unsigned long calls, ok, runs, runs_ran, runs_ok, runs_checked, verified;
 	unsigned long long bytes_verified;
 	unsigned long err[FZ_MAX_ERRNO];
 	unsigned long canary, mismatch, unexpected;

@@ -57,6 +57,19 @@
 
 /* Limits of one request */
 #define DMA32DEMO_MAX_COUNT			4096
+#define DMA32DEMO_MAX_RUNS			4096 /* runs_max */
+
+/* struct dma32demo_addr_run.flags */
+#define DMA32DEMO_ADDR_BOUNCED			0x1 /* dma is a swiotlb bounce slot */
+#define DMA32DEMO_ADDR_RING			0x2 /* the descriptor ring */
+#define DMA32DEMO_ADDR_UNMAPPED			0x4 /* never mapped: dma is 0 */
+#define DMA32DEMO_ADDR_CTRL			0x8 /* a control buffer */
+#define DMA32DEMO_ADDR_COHERENT			0x10 /* dma_alloc_coherent() memory */
+#define DMA32DEMO_ADDR_IN_POOL			0x20 /* the memory is in the swiotlb pool */
+#define DMA32DEMO_ADDR_RESERVED			0x40 /* reserved memory, not pages */
+
+/* struct dma32demo_addr_run.buffer of the ring's and control buffers' runs */
+#define DMA32DEMO_ADDR_DEVICE_BUFFER		0xffffffffu
 
 /* struct dma32demo_info.irq_mode */
 #define DMA32DEMO_IRQ_MSI			1
@@ -147,9 +160,31 @@ struct dma32demo_result {
 	 */
 	__u64 coherent_swiotlb_bytes;
 	__u64 map_failures;	/* streaming mappings the DMA API refused */
-	__u64 alias_canary_errors; /* TRUNCATION_ALIAS: bytes changed outside
-				    * the expected alias, in either window */
-	__u64 reserved[1];
+	/* TRUNCATION_ALIAS: bytes changed outside the expected alias, in either window */
+	__u64 alias_canary_errors;
+	__u32 runs;		/* address runs written to runs_addr */
+	__u32 runs_dropped;	/* runs that did not fit in runs_max */
+};
+
+/*
+ * Where a request's memory was: one run of pages that are contiguous both
+ * in CPU physical and in DMA address space, belong to one buffer and have
+ * the same flags. The device's own memory comes first (buffer ==
+ * DMA32DEMO_ADDR_DEVICE_BUFFER: the ring, then the control buffers), then
+ * every buffer's in order: the count buffers (sources), then for COPY the
+ * count destinations. A run that never got a DMA address (the request
+ * failed before mapping it) has DMA32DEMO_ADDR_UNMAPPED and dma 0. Under a
+ * translating IOMMU, dma is an IOVA. The truncation-alias buffer is one
+ * DMA32DEMO_ADDR_RESERVED run: phys is the low alias (where the CPU looks),
+ * dma the high address the device was given; it is in no page count.
+ */
+struct dma32demo_addr_run {
+	__u64 phys;		/* CPU physical address of the first byte */
+	__u64 dma;		/* DMA address the device got for that byte */
+	__u32 pages;		/* pages the run touches */
+	__u32 buffer;		/* buffer index, or DMA32DEMO_ADDR_DEVICE_BUFFER */
+	__u32 flags;		/* DMA32DEMO_ADDR_* */
+	__u32 reserved;
 };
 
 struct dma32demo_run {
@@ -167,7 +202,15 @@ struct dma32demo_run {
 	 */
 	__u64 user_addr;
 	__u64 user_len;
-	__u64 reserved1[2];
+	/*
+	 * Optional address runs (both zero: none): an array of runs_max
+	 * (1 .. DMA32DEMO_MAX_RUNS) struct dma32demo_addr_run that the driver
+	 * fills when the request got past validation; result.runs says how
+	 * many it wrote, result.runs_dropped how many more there were.
+	 */
+	__u64 runs_addr;
+	__u32 runs_max;
+	__u32 reserved1;
 	/* Out */
 	struct dma32demo_result result;
 };

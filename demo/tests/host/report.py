@@ -2,9 +2,12 @@
 """The demo's report code on recorded guest output: a full recorded run
 (demo/tests/fixtures/recorded/: what `make demo` collected), and copies of
 it with a failed guest, malformed lines, a missing status file, a kernel
-without the counters, a failed sweep run and a scenario that is not as
-expected. Asserts results.json, the printed table and summary, report.md
-and the exit status of `python3 -m demo verdict`. KTAP; no guest is booted.
+without the counters, a failed sweep run, a scenario that is not as
+expected, address runs that disagree with the counters and a driver that
+reports none. Asserts results.json (the address runs against the driver's
+counts, computed here on their own), the printed table and summary,
+report.md, the memory-map figures and the exit status of `python3 -m demo
+verdict`. KTAP; no guest is booted.
 """
 import json
 import os
@@ -80,6 +83,103 @@ def edit_run_json(raw, boot, scenario, fn):
     edit(raw, boot, change)
 
 
+PAGE_SHIFT = 12
+
+
+def tally(runs, zones):
+    """From address runs alone: pages, pages above 4 GiB, pages per zone
+    (by the boot's zone spans), bounced runs and their pages."""
+    t = {"pages": 0, "above": 0, "zones": {}, "bounced": 0, "bounced_pages": 0}
+    for r in runs:
+        if r["reserved"]:   # the truncation-alias window: not pages
+            continue
+        for pfn in range(r["phys"] >> PAGE_SHIFT, (r["phys"] >> PAGE_SHIFT) + r["pages"]):
+            z = next((n for n, d in zones.items() if d.get("spanned") and d.get("start_pfn") is not None
+                      and d["start_pfn"] <= pfn < d["start_pfn"] + d["spanned"]), "other")
+            t["zones"][z] = t["zones"].get(z, 0) + 1
+        t["pages"] += r["pages"]
+        t["above"] += sum(1 for p in range(r["pages"]) if (r["phys"] >> PAGE_SHIFT) + p >= 1 << 20)
+        if r["bounced"]:
+            t["bounced"] += 1
+            t["bounced_pages"] += r["pages"]
+    return t
+
+
+def check_runs(res):
+    """The address runs of every scenario against the driver's counts."""
+    recs = [r for r in res["scenarios"] if r["guest_ok"]]
+    check("recorded run: every scenario has its ring's and its buffers' address runs",
+          recs and all(r["runs"] is not None and any(x["kind"] == "ring" for x in r["device_runs"])
+                       for r in recs),
+          [r["name"] for r in recs if r["runs"] is None or not r["device_runs"]])
+    check("recorded run: no scenario dropped a run",
+          all(r["runs_dropped"] == 0 for r in recs), [(r["name"], r["runs_dropped"]) for r in recs])
+    bad = {k: [] for k in ("pages", "above", "dma", "zones", "bounced", "bytes", "slots")}
+    counts = []
+    for r in recs:
+        boot = res["boots"][r["boot"]]
+        t = tally(r["runs"] or [], boot["zones"])
+        counts.append("%s %d" % (r["name"], len(r["runs"] or [])))
+        if t["pages"] != r["pages"]:
+            bad["pages"].append((r["name"], t["pages"], r["pages"]))
+        if t["above"] != r["pages_above_4g"]:
+            bad["above"].append((r["name"], t["above"], r["pages_above_4g"]))
+        if t["zones"].get("DMA", 0) != r["zone_dma_pages_used"]:
+            bad["dma"].append((r["name"], t["zones"].get("DMA", 0), r["zone_dma_pages_used"]))
+        if any(t["zones"].get(z, 0) != n for z, n in r["zone_pages"].items()):
+            bad["zones"].append((r["name"], t["zones"], r["zone_pages"]))
+        if (t["bounced"] > 0) != (r["driver_bounced"] > 0) or t["bounced"] > r["driver_bounced"]:
+            bad["bounced"].append((r["name"], t["bounced"], r["driver_bounced"]))
+        if r["size"] % (1 << PAGE_SHIFT) == 0 and t["bounced_pages"] << PAGE_SHIFT != r["driver_bounced_bytes"]:
+            bad["bytes"].append((r["name"], t["bounced_pages"] << PAGE_SHIFT, r["driver_bounced_bytes"]))
+        dev = boot.get("device") or {}
+        slots = [x for x in r["runs"] or [] if x["bounced"]
+                 and not dev.get("swiotlb_start", 0) <= x["dma"] < dev.get("swiotlb_end", 0)]
+        if slots:
+            bad["slots"].append((r["name"], len(slots)))
+    diag = "; ".join(counts)
+    check("address runs: their pages add up to the driver's pages in every scenario (%s)" % diag,
+          not bad["pages"], bad["pages"])
+    check("address runs: their pages above 4 GiB equal the driver's count in every scenario",
+          not bad["above"], bad["above"])
+    check("address runs: their ZONE_DMA pages (by the boot's zone spans) equal the driver's count",
+          not bad["dma"], bad["dma"])
+    check("address runs: their pages per zone equal the driver's page_zonenum() counts", not bad["zones"],
+          bad["zones"])
+    check("address runs: bounced runs exactly where the driver counted bounced mappings, no more of them",
+          not bad["bounced"], bad["bounced"])
+    check("address runs: bounced runs cover exactly the driver's bounced bytes (page-multiple sizes)",
+          not bad["bytes"], bad["bytes"])
+    check("address runs: every bounced run's DMA address lies in the swiotlb pool", not bad["slots"], bad["slots"])
+    check("address runs: the judge finds no disagreement either",
+          all(r["runs_disagree"] == [] for r in recs), [(r["name"], r["runs_disagree"]) for r in recs])
+
+
+def check_figures(res, report, md):
+    """One memory-map figure per boot, written and shown after its table."""
+    boots = [b for b, v in res["boots"].items() if v.get("zones")]
+    missing, small, placed = [], [], []
+    for b in boots:
+        path = os.path.join(report, "memmap-%s.png" % b)
+        if not os.path.exists(path):
+            missing.append(b)
+            continue
+        with open(path, "rb") as f:
+            head = f.read(8)
+        if head != b"\x89PNG\r\n\x1a\n" or os.path.getsize(path) < 10000:
+            small.append((b, os.path.getsize(path)))
+        sec = md.find("### %s\n" % b)
+        tab = md.find("| `", sec)
+        img = md.find("](memmap-%s.png)" % b)
+        nxt = md.find("\n### ", sec + 1)
+        if not (0 <= sec < tab < img and (nxt < 0 or img < nxt)):
+            placed.append(b)
+    sizes = ", ".join("%s %d KiB" % (b, os.path.getsize(os.path.join(report, "memmap-%s.png" % b)) >> 10)
+                      for b in boots if b not in missing)
+    check("memory maps: one PNG per boot (%s)" % sizes, boots and not missing and not small, (missing, small))
+    check("memory maps: report.md shows each after its boot's table", boots and not placed, placed)
+
+
 def main():
     scratch = tempfile.mkdtemp(prefix="demo-report-")
     try:
@@ -98,6 +198,9 @@ def run_all(scratch):
     check("recorded run: judged and rendered", res is not None, verdict.stderr)
     if res is None:
         return
+    base = res
+    check_runs(res)
+    check_figures(res, os.path.join(scratch, "as-recorded"), md)
     names = [r["name"] for r in res["scenarios"]]
     with open(os.path.join(FIXTURE, "selection.json")) as f:
         selected = json.load(f)["scenarios"]
@@ -178,6 +281,41 @@ def run_all(scratch):
     check("not as expected: verdict names it and exits 1",
           verdict.returncode == 1 and "NOT as expected: dma32-streaming" in verdict.stdout, verdict.stdout[-300:])
     check("not as expected: report.md marks the row", "**NOT AS EXPECTED**" in md, "")
+
+    # Address runs that disagree with the counters: a buffer's run moved
+    # above 4 GiB, which the driver did not count.
+    def moved_run(raw):
+        def f(d):
+            d["runs"][0]["phys"] = hex(int(d["runs"][0]["phys"], 16) + (8 << 30))
+        edit_run_json(raw, "today", "dma32-coherent", f)
+    res, verdict, _ = prepare(scratch, "moved-run", moved_run)
+    r = rec(res, "dma32-coherent")
+    check("address runs that disagree with the counters: not as expected, saying so",
+          r["as_expected"] is False and "address runs disagree" in r["showed"] and verdict.returncode == 1,
+          r["showed"])
+
+    # A driver (or dma32ctl) without address runs: null, no figure, no crash.
+    def no_runs(raw):
+        def drop(t):
+            out = []
+            for line in t.splitlines():
+                if line.startswith("{") and '"runs"' in line:
+                    d = json.loads(line)
+                    for k in ("ring", "ctrl", "runs", "runs_dropped"):
+                        d.pop(k, None)
+                    line = json.dumps(d)
+                out.append(line)
+            return "\n".join(out) + "\n"
+        for boot in [f[:-4] for f in os.listdir(raw) if f.endswith(".out")]:
+            edit(raw, boot, drop)
+    res, verdict, md = prepare(scratch, "no-runs", no_runs)
+    r = rec(res, "dma32-streaming")
+    check("no address runs: null in results.json, the row judged as before",
+          r["runs"] is None and r["runs_disagree"] is None and r["as_expected"] == rec(
+              base, "dma32-streaming")["as_expected"], (r["runs"], r["showed"]))
+    check("no address runs: report.md says there is no figure",
+          "(no figure: no address runs in the results)" in md and not os.path.exists(
+              os.path.join(scratch, "no-runs", "memmap-today.png")), md[-300:])
 
     # A kernel without the counters (no kernel-patches): n/a, never 0.
     def no_counters(raw):

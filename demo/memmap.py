@@ -1,0 +1,282 @@
+"""The memory-map figures: one per boot, from results.json alone.
+
+Physical address on an axis that is linear in two pieces: the first
+16 MiB (ZONE_DMA) magnified, so that it shows next to 16 GiB, then the rest
+to scale, the change of scale marked; the boot's zones as bands, its RAM
+holes hatched, the swiotlb pool as a band, 2 GiB and 4 GiB as marked lines
+(the device's reach drawn heavier), and one lane per scenario of the boot:
+its buffers' address runs where the driver found them, the runs that
+bounced marked apart together with the bounce slots the device was given
+instead (their DMA addresses, inside the pool), coherent memory held in the
+pool, runs never mapped or handed over beyond the device's reach, the
+truncation-alias window with the address the device was given, and the
+device's own ring and control buffers.
+"""
+import os
+import shutil
+import subprocess
+
+from . import table
+
+PAGE = 4096
+ZOOM_END = 16 << 20     # [0, ZOOM_END) is magnified ...
+ZOOM_SHARE = 0.14       # ... to this share of the axis
+MIN_SHARE = 1.0 / 450   # a run narrower than this share of the axis is drawn this wide
+ZONE_COLOURS = {"DMA": "#fbb4ae", "DMA32": "#b3cde3", "Normal": "#ccebc5"}
+STYLES = [  # series, legend, colour, lane offset, half height; drawn in this order
+    ("ring", "descriptor ring", "#006d2c", 0.12, 0.3),
+    ("ctrl", "control buffers", "#66c2a4", 0.12, 0.3),
+    ("direct", "buffer, used directly", "#1f4e9c", 0.12, 0.2),
+    ("bounced", "buffer, bounced", "#e6550d", 0.12, 0.2),
+    ("slot", "its bounce slot (DMA address)", "#fd8d3c", -0.24, 0.09),
+    ("unmapped", "buffer, never mapped", "#888888", 0.12, 0.2),
+    ("unreachable", "buffer, beyond the device's reach", "#cb181d", 0.12, 0.2),
+    ("pool", "coherent, held in the swiotlb pool", "#6a51a3", 0.12, 0.2),
+    ("alias", "reserved window: where the data landed", "#8c6d31", 0.12, 0.2),
+    ("target", "the address the device was given", "#cb181d", -0.24, 0.09),
+]
+
+
+def human(n):
+    for unit, sh in (("G", 30), ("M", 20), ("K", 10)):
+        if n >= (1 << sh) and n % (1 << sh) == 0:
+            return "%d%s" % (n >> sh, unit)
+    return str(n)
+
+
+def terminal(width, height, stem):
+    """(gnuplot terminal, file name): PNG via pngcairo or png, else SVG."""
+    terms = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
+    avail = terms.stdout + terms.stderr
+    if " pngcairo " in avail:
+        return "pngcairo noenhanced size %d,%d font 'sans,10'" % (width, height), stem + ".png"
+    if " png " in avail:
+        return "png noenhanced size %d,%d" % (width, height), stem + ".png"
+    return "svg noenhanced size %d,%d" % (width, height), stem + ".svg"
+
+
+def zone_spans(zones):
+    """[(zone, start, end)] in bytes, for the zones that span something."""
+    out = []
+    for z in ("DMA", "DMA32", "Normal"):
+        d = (zones or {}).get(z) or {}
+        if d.get("spanned") and d.get("start_pfn") is not None:
+            out.append((z, d["start_pfn"] * PAGE, (d["start_pfn"] + d["spanned"]) * PAGE))
+    return out
+
+
+class Axis:
+    """The piecewise linear address axis: [0, ZOOM_END) magnified k times."""
+
+    def __init__(self, top):
+        self.top = top
+        self.k = max(1.0, ZOOM_SHARE * (top - ZOOM_END) / ((1 - ZOOM_SHARE) * ZOOM_END))
+
+    def fwd(self, x):
+        return x * self.k if x < ZOOM_END else ZOOM_END * self.k + (x - ZOOM_END)
+
+    def inv(self, y):
+        return y / self.k if y < ZOOM_END * self.k else y - ZOOM_END * self.k + ZOOM_END
+
+    def gnuplot(self):
+        b, k = ZOOM_END, self.k
+        return "set nonlinear x via (x < %d ? x * %r : %r + (x - %d)) inverse (x < %r ? x / %r : x - %r + %d)" % (
+            b, k, b * k, b, b * k, k, b * k, b)
+
+    def box(self, lo, hi):
+        """[lo, hi), widened to the least visible width."""
+        t = self.fwd(lo) + (self.fwd(self.top) * MIN_SHARE)
+        return lo, max(hi, int(self.inv(t)))
+
+
+def series(recs, axis, reach):
+    """{series: [(x_lo, x_hi, lane)]} for the scenarios of one boot, the
+    first scenario in the top lane. A run the device got at an address at
+    or beyond @reach (its data reach: unsafe-raw) is 'unreachable'."""
+    out = {k[0]: [] for k in STYLES}
+    n = len(recs)
+    for i, r in enumerate(recs):
+        lane = n - 1 - i
+        box = axis.box
+        for run in r.get("device_runs") or []:
+            out[run["kind"]].append(box(run["phys"], run["phys"] + run["pages"] * PAGE) + (lane,))
+        for run in r.get("runs") or []:
+            lo, hi = run["phys"], run["phys"] + run["pages"] * PAGE
+            if run["reserved"]:
+                out["alias"].append(box(lo, hi) + (lane,))
+                out["target"].append(box(run["dma"], run["dma"] + run["pages"] * PAGE) + (lane,))
+            elif run["in_pool"]:
+                out["pool"].append(box(lo, hi) + (lane,))
+            elif run["dma"] is None:
+                out["unmapped"].append(box(lo, hi) + (lane,))
+            elif run["bounced"]:
+                out["bounced"].append(box(lo, hi) + (lane,))
+                out["slot"].append(box(run["dma"], run["dma"] + run["pages"] * PAGE) + (lane,))
+            elif reach and run["dma"] + run["pages"] * PAGE > reach:
+                out["unreachable"].append(box(lo, hi) + (lane,))
+            else:
+                out["direct"].append(box(lo, hi) + (lane,))
+    return out
+
+
+def lane_note(r):
+    if not r["guest_ok"]:
+        return "guest failed"
+    if r.get("runs") is None:
+        return "no address runs"
+    bounced = sum(1 for x in r["runs"] if x["bounced"])
+    n = len(r["runs"])
+    return "%d run%s, %d pages%s%s" % (
+        n, "" if n == 1 else "s", sum(x["pages"] for x in r["runs"]),
+        ", %d bounced" % bounced if bounced else "",
+        ", %d dropped" % r["runs_dropped"] if r.get("runs_dropped") else "")
+
+
+def reach_text(dev):
+    if not dev:
+        return "device reach unknown"
+    d, g = dev.get("dma_bits"), dev.get("ring_bits")
+    return "device reaches %s (data), %s (ring)" % (
+        "below %s" % human(1 << d) if d and d < 64 else "everything",
+        "below %s" % human(1 << g) if g and g < 64 else "everything")
+
+
+def gp_str(s):
+    return "'%s'" % str(s).replace("'", "''")
+
+
+def gp_lines(*lines):
+    """A double-quoted gnuplot string of several lines."""
+    return '"%s"' % "\\n".join(str(x).replace("\\", "\\\\").replace('"', '\\"') for x in lines)
+
+
+def ram_holes(ram, top):
+    """[(lo, hi)] without RAM, from the boot's "System RAM" ranges (none
+    when the results have no /proc/iomem); holes under 1 MiB are left out."""
+    if not ram:
+        return []
+    out, at = [], 0
+    for lo, hi in sorted((r["start"], r["end"] + 1) for r in ram):
+        if lo - at >= 1 << 20:
+            out.append((at, lo))
+        at = max(at, hi)
+    if top - at >= 1 << 20:
+        out.append((at, top))
+    return out
+
+
+def tics(top):
+    """Tic marks: every 4 MiB in the magnified part, then every GiB (2 GiB
+    above 8 GiB)."""
+    out = [(human(m << 20) if m else "0", m << 20) for m in (0, 4, 8)]
+    step = 1 << 30 if top <= 8 << 30 else 2 << 30
+    out += [("16M", ZOOM_END)] + [(human(g), g) for g in range(step, top + 1, step)]
+    return ", ".join("'%s' %d" % t for t in out)
+
+
+def draw_boot(name, boot, recs, report):
+    """Write memmap-NAME.png (or .svg) for one boot: (file, None) or (None, why)."""
+    spans = zone_spans(boot.get("zones"))
+    if not spans:
+        return None, "no zone layout (guest failed)"
+    if not any(r.get("runs") is not None for r in recs):
+        return None, "no address runs in the results"
+    top = max(e for _, _, e in spans)
+    axis = Axis(top)
+    dev = boot.get("device") or {}
+    data = series(recs, axis, 1 << dev["dma_bits"] if (dev.get("dma_bits") or 64) < 64 else None)
+    stem = "memmap-" + name
+    dat = os.path.join(report, stem + ".dat")
+    plots, block = [], 0
+    with open(dat, "w") as f:
+        f.write("# x_lo x_hi lane, one block per series: %s\n" % ", ".join(
+            k for k, *_ in STYLES if data[k]))
+        for key, title, colour, off, half in STYLES:
+            if not data[key]:
+                continue
+            for lo, hi, lane in data[key]:
+                f.write("%d %d %d\n" % (lo, hi, lane))
+            f.write("\n\n")
+            plots.append("%s index %d using (($1+$2)/2):($3+%g):1:2:($3+%g):($3+%g) with boxxyerror "
+                         "fs solid 0.9 noborder lc rgb '%s' title %s" % (
+                             gp_str(dat), block, off, off - half, off + half, colour, gp_str(title)))
+            block += 1
+    n = len(recs)
+    term, out = terminal(1200, 230 + 70 * n, stem)
+    for old in (stem + ".png", stem + ".svg"):
+        if os.path.exists(os.path.join(report, old)):
+            os.remove(os.path.join(report, old))
+    args = " ".join(x for x in (boot.get("kernel_args"), boot.get("device_props"), boot.get("qemu_args")) if x)
+    gp = [
+        "set terminal %s" % term,
+        "set output %s" % gp_str(os.path.join(report, out)),
+        "set title %s" % gp_lines(
+            "boot %s: where each scenario's buffers and ring were" % name,
+            "-M %s -m %s%s" % (boot.get("machine"), boot.get("mem"), "; " + args if args else ""),
+            reach_text(dev)),
+        axis.gnuplot(),
+        "set xrange [0:%d]" % top,
+        "set xtics (%s) nomirror font ',9'" % tics(top),
+        "set xlabel 'physical address (0-16 MiB magnified %.0fx, the rest to scale)'" % axis.k,
+        "set yrange [-0.65:%g]" % (n - 0.3),
+        "set ytics (%s) nomirror" % ", ".join(
+            "%s %d" % (gp_lines(r["name"], "%s %s %sx%d" % (r["strategy"], r["op"], human(r["size"]), r["count"]),
+                                lane_note(r)), n - 1 - i) for i, r in enumerate(recs)),
+        "set lmargin 31",
+        "set tmargin 6",
+        "set bmargin 6",
+        "set key outside bottom center horizontal font ',9'",
+        "set style fill solid 0.9 noborder",
+    ]
+    k = 0
+    for z, lo, hi in spans:
+        k += 1
+        gp.append("set object %d rect from %d, graph 0 to %d, graph 1 fc rgb '%s' fs solid 0.5 noborder behind" % (
+            k, lo, hi, ZONE_COLOURS[z]))
+        gp.append("set label %s at %d, graph 1.025 center font ',9'" % (
+            gp_str("ZONE_" + z.upper()), axis.inv((axis.fwd(lo) + axis.fwd(hi)) / 2)))
+    # Where there is no RAM (from /proc/iomem): the PCI hole below 4 GiB
+    for lo, hi in ram_holes(boot.get("ram"), top):
+        k += 1
+        gp.append("set object %d rect from %d, graph 0 to %d, graph 1 fc rgb '#bbbbbb' fs pattern 4 noborder behind" % (
+            k, lo, hi))
+    # The change of scale
+    gp.append("set arrow from %d, graph 0 to %d, graph 1 nohead lw 1 dt 3 lc rgb '#555555' back" % (
+        ZOOM_END, ZOOM_END))
+    pool = boot.get("swiotlb_pool")
+    if pool:
+        k += 1
+        lo, hi = axis.box(pool["start"], pool["end"])
+        gp.append("set object %d rect from %d, graph 0 to %d, graph 1 fc rgb '#9e9ac8' fs solid 0.6 noborder behind" % (
+            k, lo, hi))
+        gp.append("set label %s at %d, graph 0.03 left rotate by 90 offset -0.4,0 font ',8' tc rgb '#54278f' front" % (
+            gp_str("swiotlb pool (%d MiB)" % ((pool["end"] - pool["start"]) >> 20)), pool["start"]))
+    reach = {dev.get("dma_bits"), dev.get("ring_bits")}
+    for bits in (31, 32):
+        heavy = bits in reach
+        colour = "#b30000" if heavy else "#333333"
+        gp.append("set arrow from %d, graph 0 to %d, graph 1 nohead lw %g dt %s lc rgb '%s' back" % (
+            1 << bits, 1 << bits, 2.5 if heavy else 1.2, "1" if heavy else "2", colour))
+        gp.append("set label %s at %d, graph 0.94 right offset -0.3,0 font ',8' tc rgb '%s' front" % (
+            gp_str("%d GiB%s" % (1 << (bits - 30), ": device reach" if heavy else "")), 1 << bits, colour))
+    gp.append("plot " + ", ".join(plots) if plots else "plot NaN notitle")
+    res = subprocess.run(["gnuplot"], input="\n".join(gp) + "\n", capture_output=True, text=True)
+    if res.returncode != 0 or not os.path.exists(os.path.join(report, out)):
+        lines = res.stderr.strip().splitlines()
+        return None, "gnuplot failed: " + lines[-1] if lines else "gnuplot failed"
+    return out, None
+
+
+def draw(results, report):
+    """One figure per boot: {boot: (file, None) or (None, why)}."""
+    for f in os.listdir(report):
+        if f.startswith("memmap-") and f.endswith((".png", ".svg", ".dat")):
+            os.remove(os.path.join(report, f))
+    out = {}
+    for name, boot in results["boots"].items():
+        recs = [r for r in results["scenarios"] if r["boot"] == name]
+        if not shutil.which("gnuplot"):
+            out[name] = (None, "gnuplot not found")
+        else:
+            out[name] = draw_boot(name, boot, recs, report)
+    return out
