@@ -7,7 +7,8 @@
  * qtest_memwrite.
  *
  * Environment:
- *   DMA32_DEMO_FUZZ_OPS=N      randomized loop length (default 100000)
+ *   DMA32_DEMO_FUZZ_OPS=N      register /dma32-demo/random (otherwise only
+ *                              under -m slow, with 100000) with N operations
  *   DMA32_DEMO_FUZZ_SECONDS=S  keep the randomized loop going for S seconds
  *   DMA32_DEMO_FUZZ_SEED=X     seed of the randomized loop (default fixed)
  *   DMA32_DEMO_BENCH=1         add /dma32-demo/bench: 64 MiB COPY against

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The device fuzzer (the qtest's randomized loop: registers, descriptors,
-# doorbells, addresses around 2 GiB, 4 GiB, 2^64 and the device's own BAR)
-# for 1,000,000 operations with a fixed seed, on QEMU built with
+# doorbells, DMA aimed at the whole guest-physical map; the device on the
+# root bus, behind a pcie-root-port, behind a pci-bridge and behind a
+# translating intel-iommu; invariants checked after every operation) for
+# 1,000,000 operations with a fixed seed, on QEMU built with
 # -fsanitize=address,undefined (scripts/build-qemu --sanitizers). Any
-# sanitizer report, crash or hang fails it.
+# sanitizer report, crash, hang or broken invariant fails it.
 #
 # Environment: DMA32_DEMO_FUZZ_OPS (default 1000000), DMA32_DEMO_FUZZ_SEED,
 # DMA32_DEMO_FUZZ_SECONDS (keep going at least that long: the long mode).
