@@ -7,7 +7,8 @@
  * qtest_memwrite.
  *
  * Environment:
- *   DMA32_DEMO_FUZZ_OPS=N      randomized loop length (default 100000)
+ *   DMA32_DEMO_FUZZ_OPS=N      register /dma32-demo/random (otherwise only
+ *                              under -m slow, with 100000) with N operations
  *   DMA32_DEMO_FUZZ_SECONDS=S  keep the randomized loop going for S seconds
  *   DMA32_DEMO_FUZZ_SEED=X     seed of the randomized loop (default fixed)
  *   DMA32_DEMO_BENCH=1         add /dma32-demo/bench: 64 MiB COPY against
@@ -82,8 +83,9 @@ static void wr(Dev *d, uint32_t reg, uint32_t val)
 
 static uint64_t rd64(Dev *d, uint32_t reg)
 {
-    uint64_t lo = rd(d, reg);
+    uint64_t lo;
 
+    lo = rd(d, reg);
     return lo | (uint64_t)rd(d, reg + 4) << 32;
 }
 
@@ -292,8 +294,9 @@ static void canary_check(Dev *d, uint64_t addr, uint64_t len)
 static void check_fault(Dev *d, uint32_t status, uint32_t source,
                         uint32_t idx, uint64_t addr)
 {
-    uint32_t info = rd(d, DMA32_DEMO_REG_FAULT_INFO);
+    uint32_t info;
 
+    info = rd(d, DMA32_DEMO_REG_FAULT_INFO);
     g_assert_cmphex(rd64(d, DMA32_DEMO_REG_FAULT_ADDR_LO), ==, addr);
     g_assert_cmpuint(DMA32_DEMO_FAULT_STATUS(info), ==, status);
     g_assert_cmpuint(DMA32_DEMO_FAULT_SOURCE(info), ==, source);
@@ -327,8 +330,9 @@ static void expect_addr_fault(Dev *d, Done done, uint32_t idx,
 
 static void test_ids(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
 
+    d = dev_start(NULL);
     g_assert_cmphex(qpci_config_readw(d->pdev, PCI_VENDOR_ID), ==,
                     DMA32_DEMO_VENDOR_ID);
     g_assert_cmphex(qpci_config_readw(d->pdev, PCI_DEVICE_ID), ==,
@@ -359,66 +363,63 @@ static void test_ids(void)
     dev_stop(d);
 }
 
-/* Invalid properties fail at realize with a clear message, no abort */
+/*
+ * Invalid properties fail with a clear message, no abort: device_add into
+ * a hot-pluggable root port of one QEMU, which then takes a valid one.
+ */
 static void test_bad_props(void)
 {
     static const struct {
-        const char *props;
+        const char *prop;
+        const char *val;
         const char *msg;
     } cases[] = {
-        { "dma-bits=23", "dma-bits must be between 24 and 64" },
-        { "dma-bits=65", "dma-bits must be between 24 and 64" },
-        { "ring-bits=0", "ring-bits must be between 24 and 64" },
-        { "ring-bits=200", "ring-bits must be between 24 and 64" },
-        { "max-xfer=0", "max-xfer must be between" },
-        { "max-xfer=8G", "max-xfer must be between" },
-        { "overflow=wrap", "overflow" },
+        { "dma-bits", "23", "dma-bits must be between 24 and 64" },
+        { "dma-bits", "65", "dma-bits must be between 24 and 64" },
+        { "ring-bits", "0", "ring-bits must be between 24 and 64" },
+        { "ring-bits", "200", "ring-bits must be between 24 and 64" },
+        { "max-xfer", "0", "max-xfer must be between" },
+        { "max-xfer", "8G", "max-xfer must be between" },
+        { "overflow", "wrap", "overflow" },
     };
-    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    g_auto(GStrv) fw = firmware_dirs();
+    g_autofree char *fw_args = g_strjoinv(" ", fw);
+    QTestState *qts;
+    QDict *rsp;
     unsigned i;
 
-    g_assert(qemu);
+    qts = qtest_initf("%s -M q35 -nodefaults "
+                      "-device pcie-root-port,id=rp,chassis=1", fw_args);
     for (i = 0; i < ARRAY_SIZE(cases); i++) {
-        g_autofree char *dev = g_strdup_printf("dma32-demo,%s",
-                                               cases[i].props);
-        g_auto(GStrv) fw = firmware_dirs();
-        const char *base[] = {
-            qemu, "-M", "q35", "-accel", "qtest", "-display", "none",
-            "-nodefaults", "-device", dev,
-        };
-        g_autoptr(GPtrArray) argv = g_ptr_array_new();
-        char **p;
-        g_autofree char *out = NULL;
-        g_autofree char *err = NULL;
-        g_autoptr(GError) gerr = NULL;
-        int wstatus;
+        const char *desc;
 
-        for (p = (char **)base; p < (char **)base + ARRAY_SIZE(base); p++) {
-            g_ptr_array_add(argv, *p);
-        }
-        for (p = fw; *p; p++) {
-            g_ptr_array_add(argv, *p);
-        }
-        g_ptr_array_add(argv, NULL);
-        g_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL,
-                              G_SPAWN_DEFAULT,
-                              NULL, NULL, &out, &err, &wstatus, &gerr));
-        g_assert(WIFEXITED(wstatus));
-        g_assert_cmpint(WEXITSTATUS(wstatus), ==, 1);
-        if (!strstr(err, cases[i].msg)) {
-            g_test_message("%s: %s", cases[i].props, err);
+        rsp = qtest_qmp(qts, "{'execute': 'device_add', 'arguments': "
+                        "{'driver': 'dma32-demo', 'bus': 'rp', %s: %s}}",
+                        cases[i].prop, cases[i].val);
+        g_assert(qdict_haskey(rsp, "error"));
+        desc = qdict_get_str(qdict_get_qdict(rsp, "error"), "desc");
+        if (!strstr(desc, cases[i].msg)) {
+            g_test_message("%s=%s: %s", cases[i].prop, cases[i].val, desc);
             g_assert_not_reached();
         }
+        qobject_unref(rsp);
     }
+    rsp = qtest_qmp(qts, "{'execute': 'device_add', 'arguments': "
+                    "{'driver': 'dma32-demo', 'bus': 'rp', 'id': 'ok', "
+                    "'dma-bits': '40'}}");
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    qtest_quit(qts);
 }
 
 static void test_fill(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
     uint64_t dst = BUF_A + 3;
     uint64_t len = MiB_ + 5;
     Done done;
 
+    d = dev_start(NULL);
     ring_start(d, RING_ADDR, RING_ENTRIES);
     canary_set(d, dst - 64, 64);
     canary_set(d, dst + len, 64);
@@ -443,12 +444,13 @@ static void test_fill(void)
 
 static void test_checksum(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
     const uint64_t len = 3 * MiB_ + 11;
     g_autofree uint8_t *buf = g_malloc(len);
     uint64_t i;
     Done done;
 
+    d = dev_start(NULL);
     ring_start(d, RING_ADDR, RING_ENTRIES);
     qtest_memwrite(d->qts, BUF_A, "123456789", 9);
     done = run1(d, DMA32_DEMO_OP_CHECKSUM, 9, BUF_A, 0, 0);
@@ -473,13 +475,14 @@ static void test_checksum(void)
 
 static void test_copy(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
     const uint64_t len = 2 * MiB_ + 3;
     g_autofree uint8_t *buf = g_malloc(len);
     g_autofree uint8_t *got = g_malloc(len);
     uint64_t i;
     Done done;
 
+    d = dev_start(NULL);
     ring_start(d, RING_ADDR, RING_ENTRIES);
     for (i = 0; i < len; i++) {
         buf[i] = i ^ (i >> 9);
@@ -500,10 +503,11 @@ static void test_copy(void)
 /* Several descriptors in one doorbell, ring wrap-around */
 static void test_batch(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
     Desc x[7];
     unsigned i, round;
 
+    d = dev_start(NULL);
     ring_start(d, RING_ADDR, 8);
     for (round = 0; round < 5; round++) {
         for (i = 0; i < ARRAY_SIZE(x); i++) {
@@ -531,13 +535,14 @@ static void test_batch(void)
  */
 static void test_fault_4g(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
     g_autofree uint8_t *rom = g_malloc(8192);
     g_autofree uint8_t *rom2 = g_malloc(8192);
     uint64_t faults = 0;
     uint32_t idx;
     Done done;
 
+    d = dev_start(NULL);
     ring_start(d, RING_ADDR, RING_ENTRIES);
     /* [4G - 4K, 4G + 4K): firmware ROM below, RAM (canaries) above */
     canary_set(d, HIGH, 2 * 4096);
@@ -604,10 +609,11 @@ static void test_fault_wrap(void)
     unsigned i;
 
     for (i = 0; i < ARRAY_SIZE(props); i++) {
-        Dev *d = dev_start(props[i]);
         uint64_t addr = 0xfffffffffffff000ULL;
         Done done;
+        Dev *d;
 
+        d = dev_start(props[i]);
         ring_start(d, RING_ADDR, RING_ENTRIES);
         /* the wrapped part would land at [0, 4K) */
         canary_set(d, 0, 4096);
@@ -629,10 +635,11 @@ static void test_fault_wrap(void)
 /* A ring at or above 2^ring-bits faults, and nothing of it is touched */
 static void test_ring_high(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
     Desc x = { .op = DMA32_DEMO_OP_FILL, .len = 64, .dst = BUF_A };
     Done done;
 
+    d = dev_start(NULL);
     canary_set(d, BUF_A, 64);
     ring_start(d, HIGH, RING_ENTRIES);
     desc_write(d, 0, &x);
@@ -682,11 +689,12 @@ static void test_ring_high(void)
 /* dma-bits=64,ring-bits=32: high data works, a high ring does not */
 static void test_dma64_ring32(void)
 {
-    Dev *d = dev_start("dma-bits=64,ring-bits=32");
+    Dev *d;
     const uint64_t len = MiB_ + 1;
     g_autofree uint8_t *buf = g_malloc(len);
     Done done;
 
+    d = dev_start("dma-bits=64,ring-bits=32");
     ring_start(d, RING_ADDR, RING_ENTRIES);
     done = run1(d, DMA32_DEMO_OP_FILL, len, 0, HIGH + 8, 7);
     g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
@@ -720,10 +728,11 @@ static void test_dma64_ring32(void)
 /* dma-bits=31 faults at 2 GiB */
 static void test_dma31(void)
 {
-    Dev *d = dev_start("dma-bits=31");
+    Dev *d;
     const uint64_t lim = 2 * GiB_;
     Done done;
 
+    d = dev_start("dma-bits=31");
     ring_start(d, RING_ADDR, RING_ENTRIES);
     g_assert_cmpuint(rd(d, DMA32_DEMO_REG_DMA_BITS), ==, 31);
     /* ends exactly at 2 GiB: fine */
@@ -748,11 +757,12 @@ static void test_dma31(void)
 /* overflow=truncate: the device writes at addr mod 2^dma-bits */
 static void test_truncate(void)
 {
-    Dev *d = dev_start("overflow=truncate");
+    Dev *d;
     Done done;
     g_autofree uint8_t *buf = g_malloc(4096);
     g_autofree uint8_t *got = g_malloc(4096);
 
+    d = dev_start("overflow=truncate");
     ring_start(d, RING_ADDR, RING_ENTRIES);
     canary_set(d, HIGH + BUF_A, 4096);
     qtest_memset(d->qts, BUF_A, 0, 4096);
@@ -792,11 +802,12 @@ static void test_truncate(void)
 
 static uint64_t qom_counter(Dev *d, const char *name)
 {
-    QDict *rsp = qtest_qmp(d->qts, "{'execute': 'qom-get', 'arguments': "
-                           "{'path': '/machine/peripheral/d0', "
-                           "'property': %s}}", name);
+    QDict *rsp;
     uint64_t v;
 
+    rsp = qtest_qmp(d->qts, "{'execute': 'qom-get', 'arguments': "
+                    "{'path': '/machine/peripheral/d0', "
+                    "'property': %s}}", name);
     g_assert(qdict_haskey(rsp, "return"));
     g_assert(qnum_get_try_uint(qobject_to(QNum, qdict_get(rsp, "return")),
                                &v));
@@ -807,11 +818,12 @@ static uint64_t qom_counter(Dev *d, const char *name)
 /* Counters and the latched fault are exact, over MMIO and QOM */
 static void test_counters(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
     Desc bad = { .op = 9, .len = 1, .dst = BUF_A };
     QDict *rsp;
     Done done;
 
+    d = dev_start(NULL);
     ring_start(d, RING_ADDR, RING_ENTRIES);
     check_counters(d, 0, 0, 0, 0, 0, 0);
     run1(d, DMA32_DEMO_OP_FILL, 5000, 0, BUF_A, 1);
@@ -872,9 +884,10 @@ static void test_counters(void)
 
 static uint32_t msi_cap_setup(Dev *d, bool enable)
 {
-    uint8_t cap = qpci_find_capability(d->pdev, PCI_CAP_ID_MSI, 0);
+    uint8_t cap;
     uint16_t flags;
 
+    cap = qpci_find_capability(d->pdev, PCI_CAP_ID_MSI, 0);
     g_assert(cap);
     flags = qpci_config_readw(d->pdev, cap + PCI_MSI_FLAGS);
     g_assert(flags & PCI_MSI_FLAGS_64BIT);
@@ -902,9 +915,10 @@ static int intx_gsi(Dev *d)
 
 static void test_msi(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
     Done done;
 
+    d = dev_start(NULL);
     qtest_irq_intercept_in(d->qts, "ioapic");
     ring_start(d, RING_ADDR, RING_ENTRIES);
     msi_cap_setup(d, true);
@@ -947,9 +961,10 @@ static void test_msi(void)
 
 static void test_intx(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
     int gsi;
 
+    d = dev_start(NULL);
     qtest_irq_intercept_in(d->qts, "ioapic");
     ring_start(d, RING_ADDR, RING_ENTRIES);
     g_assert_cmpint(intx_gsi(d), ==, -1);
@@ -1022,9 +1037,10 @@ static void dirty_device(Dev *d)
 
 static void test_reset(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
     QDict *rsp;
 
+    d = dev_start(NULL);
     /* CTRL.RESET */
     dirty_device(d);
     g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_HEAD), ==, 2);
@@ -1053,7 +1069,6 @@ static void test_reset(void)
 /* Malformed descriptors and ring programming; injected errors */
 static void test_malformed(void)
 {
-    Dev *d = dev_start("max-xfer=1M");
     static const Desc bad[] = {
         { .op = 0, .len = 8, .dst = BUF_A },
         { .op = 4, .len = 8, .dst = BUF_A },
@@ -1067,7 +1082,9 @@ static void test_malformed(void)
     uint64_t invalid = 0, bus_errors = 0;
     unsigned i;
     Done done;
+    Dev *d;
 
+    d = dev_start("max-xfer=1M");
     ring_start(d, RING_ADDR, RING_ENTRIES);
     canary_set(d, BUF_A, 2 * MiB_);
     for (i = 0; i < ARRAY_SIZE(bad); i++) {
@@ -1178,10 +1195,11 @@ static void test_malformed(void)
 /* Many descriptors in one doorbell: the bottom half yields and resumes */
 static void test_big_batch(void)
 {
-    Dev *d = dev_start(NULL);
+    Dev *d;
     Desc x[RING_ENTRIES - 1];
     unsigned i;
 
+    d = dev_start(NULL);
     ring_start(d, RING_ADDR, RING_ENTRIES);
     for (i = 0; i < ARRAY_SIZE(x); i++) {
         x[i] = (Desc) { .op = DMA32_DEMO_OP_FILL, .len = MiB_ + i,
@@ -1203,11 +1221,14 @@ static void wait_qmp_status(QTestState *qts, const char *cmd,
     gint64 deadline = g_get_monotonic_time() + WAIT_SECONDS * G_USEC_PER_SEC;
 
     for (;;) {
-        QDict *rsp = qtest_qmp(qts, "{'execute': %s}", cmd);
-        QDict *ret = qdict_get_qdict(rsp, "return");
-        bool done = ret && qdict_haskey(ret, key) &&
-                    !strcmp(qdict_get_str(ret, key), want);
+        QDict *rsp;
+        QDict *ret;
+        bool done;
 
+        rsp = qtest_qmp(qts, "{'execute': %s}", cmd);
+        ret = qdict_get_qdict(rsp, "return");
+        done = ret && qdict_haskey(ret, key) &&
+               !strcmp(qdict_get_str(ret, key), want);
         g_assert(!ret || !qdict_haskey(ret, key) ||
                  strcmp(qdict_get_str(ret, key), "failed"));
         qobject_unref(rsp);
@@ -1230,7 +1251,7 @@ static void test_migrate(void)
     g_autofree char *file = g_strdup_printf("%s/state", dir);
     g_auto(GStrv) fw = firmware_dirs();
     g_autofree char *fw_args = g_strjoinv(" ", fw);
-    Dev *d = dev_start(NULL);
+    Dev *d;
     Dev *d2 = g_new0(Dev, 1);
     Desc x[3];
     g_autofree char *uri = NULL;
@@ -1238,6 +1259,7 @@ static void test_migrate(void)
     Done done;
     unsigned i;
 
+    d = dev_start(NULL);
     g_assert(dir);
     ring_start(d, RING_ADDR, RING_ENTRIES);
     run1(d, DMA32_DEMO_OP_FILL, 1000, 0, BUF_A, 1);
@@ -1301,13 +1323,153 @@ static void test_migrate(void)
     rmdir(dir);
 }
 
+/* Stop the VM and save its state into @file */
+static void migrate_to_file(QTestState *qts, const char *file)
+{
+    g_autofree char *uri = g_strdup_printf("exec:cat > %s", file);
+    QDict *rsp;
+
+    qobject_unref(qtest_qmp(qts, "{'execute': 'stop'}"));
+    rsp = qtest_qmp(qts, "{'execute': 'migrate', 'arguments': "
+                    "{'uri': %s}}", uri);
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    wait_qmp_status(qts, "query-migrate", "status", "completed");
+}
+
+/*
+ * dma-bits, ring-bits, overflow and max-xfer travel in the stream and
+ * must match the destination's: a destination configured otherwise
+ * refuses the state (QEMU exits) rather than running the guest's rings
+ * against different limits.
+ */
+static void test_migrate_config(void)
+{
+    static const struct {
+        const char *props;
+        const char *field;
+    } cases[] = {
+        { "dma-bits=31", "dma_bits" },
+        { "ring-bits=33", "ring_bits" },
+        { "overflow=truncate", "overflow" },
+        { "max-xfer=1M", "max_xfer" },
+    };
+    g_autofree char *dir = g_dir_make_tmp("dma32-demo-XXXXXX", NULL);
+    g_autofree char *file = g_strdup_printf("%s/state", dir);
+    g_autofree char *incoming = g_strdup_printf("exec:cat %s", file);
+    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    Dev *d;
+    unsigned i;
+
+    g_assert(dir && qemu);
+    d = dev_start(NULL);
+    migrate_to_file(d->qts, file);
+    dev_stop(d);
+
+    for (i = 0; i < ARRAY_SIZE(cases); i++) {
+        g_autofree char *dev = g_strdup_printf("dma32-demo,id=d0,addr=04.0,%s",
+                                               cases[i].props);
+        g_autofree char *want = g_strdup_printf("Failed to load dma32-demo:%s",
+                                                cases[i].field);
+        g_auto(GStrv) fw = firmware_dirs();
+        const char *base[] = {
+            "timeout", "30", qemu, "-M", "q35", "-m", "6G", "-accel",
+            "qtest", "-display", "none", "-nodefaults", "-device", dev,
+            "-incoming", incoming,
+        };
+        g_autoptr(GPtrArray) argv = g_ptr_array_new();
+        g_autofree char *out = NULL;
+        g_autofree char *err = NULL;
+        g_autoptr(GError) gerr = NULL;
+        int wstatus;
+        char **p;
+
+        for (p = (char **)base; p < (char **)base + ARRAY_SIZE(base); p++) {
+            g_ptr_array_add(argv, *p);
+        }
+        for (p = fw; *p; p++) {
+            g_ptr_array_add(argv, *p);
+        }
+        g_ptr_array_add(argv, NULL);
+        g_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL,
+                              G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err,
+                              &wstatus, &gerr));
+        g_assert(WIFEXITED(wstatus));
+        g_assert_cmpint(WEXITSTATUS(wstatus), ==, 1);
+        if (!strstr(err, want) || !strstr(err, "differs between source")) {
+            g_test_message("%s: %s", cases[i].props, err);
+            g_assert_not_reached();
+        }
+    }
+    unlink(file);
+    rmdir(dir);
+}
+
+/*
+ * post_load keeps CTRL, INT_STATUS and INT_MASK to their defined bits
+ * whatever the stream says: the test sets every bit of them in a saved
+ * state (found through the ring base that follows them) and loads it.
+ */
+#define ODD_RING_BASE       0x13579bdf2468ac0ULL
+
+static void test_migrate_masked(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("dma32-demo-XXXXXX", NULL);
+    g_autofree char *file = g_strdup_printf("%s/state", dir);
+    g_auto(GStrv) fw = firmware_dirs();
+    g_autofree char *fw_args = g_strjoinv(" ", fw);
+    g_autofree char *state = NULL;
+    uint8_t be[8];
+    size_t len, off, found = 0, at = 0;
+    Dev *d;
+
+    g_assert(dir);
+    d = dev_start(NULL);
+    wr(d, DMA32_DEMO_REG_RING_BASE_LO, (uint32_t)ODD_RING_BASE);
+    wr(d, DMA32_DEMO_REG_RING_BASE_HI, ODD_RING_BASE >> 32);
+    migrate_to_file(d->qts, file);
+    dev_stop(d);
+
+    /* CTRL, INT_STATUS, INT_MASK precede the ring base, big endian */
+    g_assert(g_file_get_contents(file, &state, &len, NULL));
+    stq_be_p(be, ODD_RING_BASE);
+    for (off = 12; off + 8 <= len; off++) {
+        if (!memcmp(state + off, be, 8)) {
+            found++;
+            at = off;
+        }
+    }
+    g_assert_cmpuint(found, ==, 1);
+    memset(state + at - 12, 0xff, 12);
+    g_assert(g_file_set_contents(file, state, len, NULL));
+
+    d = g_new0(Dev, 1);
+    d->qts = qtest_initf("%s -M q35 -m 6G -nodefaults "
+                         "-device dma32-demo,id=d0,addr=04.0 "
+                         "-incoming 'exec:cat %s'", fw_args, file);
+    wait_qmp_status(d->qts, "query-status", "status", "paused");
+    d->bus = qpci_new_pc(d->qts, NULL);
+    d->pdev = qpci_device_find(d->bus, DEV_DEVFN);
+    g_assert(d->pdev);
+    d->bar.addr = qpci_config_readl(d->pdev, PCI_BASE_ADDRESS_0) &
+                  PCI_BASE_ADDRESS_MEM_MASK;
+    g_assert_cmphex(rd64(d, DMA32_DEMO_REG_RING_BASE_LO), ==, ODD_RING_BASE);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_CTRL), ==, DMA32_DEMO_CTRL_ENABLE);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_STATUS), ==, DMA32_DEMO_INT_ALL);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_MASK), ==, DMA32_DEMO_INT_ALL);
+    dev_stop(d);
+    unlink(file);
+    rmdir(dir);
+}
+
 /* Behind an (unprogrammed, pass-through) VT-d IOMMU */
 static void test_iommu(void)
 {
-    Dev *d = dev_start_with("-device intel-iommu", NULL);
+    Dev *d;
     g_autofree uint8_t *buf = g_malloc(8192);
     Done done;
 
+    d = dev_start_with("-device intel-iommu", NULL);
     ring_start(d, RING_ADDR, RING_ENTRIES);
     done = run1(d, DMA32_DEMO_OP_FILL, 8192, 0, BUF_A + 1, 31);
     g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
@@ -1343,26 +1505,38 @@ typedef struct Port {
     uint8_t exp;        /* its PCI Express capability */
 } Port;
 
-static Port *port_start(void)
+/* Enable MMCONFIG at MMCFG_BASE, as firmware would */
+static void mmcfg_enable(Dev *d)
 {
-    g_auto(GStrv) fw = firmware_dirs();
-    g_autofree char *fw_args = g_strjoinv(" ", fw);
-    Port *p = g_new0(Port, 1);
     QPCIDevice *mch;
-    Dev *d;
 
-    d = p->d = g_new0(Dev, 1);
-    d->qts = qtest_initf("%s -M q35 -m 6G -nodefaults "
-                         "-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off "
-                         "-device pcie-root-port,id=rp,chassis=1,addr=04.0 "
-                         "-device dma32-demo,id=d0,bus=rp,addr=00.0",
-                         fw_args);
-    d->bus = qpci_new_pc(d->qts, NULL);
     mch = qpci_device_find(d->bus, QPCI_DEVFN(0, 0));
     g_assert(mch);
     qpci_config_writel(mch, MCH_PCIEXBAR + 4, 0);
     qpci_config_writel(mch, MCH_PCIEXBAR, MMCFG_BASE | 1);
     g_free(mch);
+}
+
+/*
+ * The device at 00.0 behind @bridge ("TYPE,opts"), which sits at 04.0 as
+ * "rp"; @props are the device's own.
+ */
+static Port *bridge_start(const char *bridge, const char *props)
+{
+    g_auto(GStrv) fw = firmware_dirs();
+    g_autofree char *fw_args = g_strjoinv(" ", fw);
+    Port *p = g_new0(Port, 1);
+    Dev *d;
+
+    d = p->d = g_new0(Dev, 1);
+    d->qts = qtest_initf("%s -M q35 -m 6G -nodefaults "
+                         "-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off "
+                         "-device %s,id=rp,addr=04.0 "
+                         "-device dma32-demo,id=d0,bus=rp,addr=00.0%s%s",
+                         fw_args, bridge, props ? "," : "",
+                         props ? props : "");
+    d->bus = qpci_new_pc(d->qts, NULL);
+    mmcfg_enable(d);
 
     p->rp = qpci_device_find(d->bus, RP_DEVFN);
     g_assert(p->rp);
@@ -1376,7 +1550,6 @@ static Port *port_start(void)
     qpci_config_writew(p->rp, PCI_COMMAND,
                        PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
     p->exp = qpci_find_capability(p->rp, PCI_CAP_ID_EXP, 0);
-    g_assert(p->exp);
     p->mmcfg = MMCFG_BASE + ((uint64_t)RP_DEVFN << 12);
     g_assert_cmphex(qtest_readw(d->qts, p->mmcfg + PCI_VENDOR_ID), ==,
                     qpci_config_readw(p->rp, PCI_VENDOR_ID));
@@ -1390,6 +1563,11 @@ static Port *port_start(void)
     g_assert_cmphex(d->bar.addr, <, 0xe1000000ULL);
     g_assert_cmphex(rd(d, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
     return p;
+}
+
+static Port *port_start(void)
+{
+    return bridge_start("pcie-root-port,chassis=1", NULL);
 }
 
 static void port_stop(Port *p)
@@ -1432,10 +1610,12 @@ static void port_ring_copy_to_config(Port *p, uint32_t reg, uint32_t val,
 
 static bool qom_exists(QTestState *qts, const char *path)
 {
-    QDict *rsp = qtest_qmp(qts, "{'execute': 'qom-get', 'arguments': "
-                           "{'path': %s, 'property': 'type'}}", path);
-    bool found = qdict_haskey(rsp, "return");
+    QDict *rsp;
+    bool found;
 
+    rsp = qtest_qmp(qts, "{'execute': 'qom-get', 'arguments': "
+                    "{'path': %s, 'property': 'type'}}", path);
+    found = qdict_haskey(rsp, "return");
     qobject_unref(rsp);
     return found;
 }
@@ -1449,12 +1629,15 @@ static bool qom_exists(QTestState *qts, const char *path)
  */
 static void test_unplug_in_copy(void)
 {
-    Port *p = port_start();
-    Dev *d = p->d;
+    Port *p;
+    Dev *d;
     gint64 deadline = g_get_monotonic_time() + WAIT_SECONDS * G_USEC_PER_SEC;
     Done done;
     unsigned i;
 
+    p = port_start();
+    d = p->d;
+    g_assert(p->exp);
     port_ring_copy_to_config(p, p->exp + PCI_EXP_SLTCTL, PCI_EXP_SLTCTL_PCC |
                              PCI_EXP_SLTCTL_PWR_IND_OFF, 16);
     while (qom_exists(d->qts, "/machine/peripheral/d0")) {
@@ -1483,13 +1666,16 @@ static void test_unplug_in_copy(void)
  */
 static void test_bus_reset_in_copy(void)
 {
-    Port *p = port_start();
-    Dev *d = p->d;
+    Port *p;
+    Dev *d;
     gint64 deadline = g_get_monotonic_time() + WAIT_SECONDS * G_USEC_PER_SEC;
-    uint64_t bar = d->bar.addr;
+    uint64_t bar;
     Done done;
     unsigned i;
 
+    p = port_start();
+    d = p->d;
+    bar = d->bar.addr;
     port_ring_copy_to_config(p, PCI_BRIDGE_CONTROL, PCI_BRIDGE_CTL_BUS_RESET,
                              2);
     /* the reset clears the device's command register */
@@ -1524,10 +1710,12 @@ static void test_bus_reset_in_copy(void)
  */
 static void test_dma_own_bar(void)
 {
-    Dev *d = dev_start(NULL);
-    uint64_t bar = d->bar.addr;
+    Dev *d;
+    uint64_t bar;
     Done done;
 
+    d = dev_start(NULL);
+    bar = d->bar.addr;
     ring_start(d, RING_ADDR, RING_ENTRIES);
     done = run1(d, DMA32_DEMO_OP_FILL, 64, 0, bar + DMA32_DEMO_REG_CTRL, 3);
     g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
@@ -1554,6 +1742,58 @@ static void test_dma_own_bar(void)
 }
 
 /*
+ * A bus error sets the received-abort bits in PCI_STATUS, as other bus
+ * masters in QEMU do: a hole (nothing decodes the address) is a master
+ * abort, a target that refuses (the device's own BAR, an injected error)
+ * a target abort.  They are write-1-to-clear.
+ */
+static void test_pci_status(void)
+{
+    const uint16_t both = PCI_STATUS_REC_MASTER_ABORT |
+                          PCI_STATUS_REC_TARGET_ABORT;
+    Dev *d;
+    Done done;
+
+    d = dev_start("dma-bits=64,ring-bits=64");
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 1);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(qpci_config_readw(d->pdev, PCI_STATUS) & both, ==, 0);
+
+    /* a hole: RAM ends at 8 GiB */
+    done = run1(d, DMA32_DEMO_OP_FILL, 64, 0, 8 * GiB_, 1);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(qpci_config_readw(d->pdev, PCI_STATUS) & both, ==,
+                    PCI_STATUS_REC_MASTER_ABORT);
+    qpci_config_writew(d->pdev, PCI_STATUS, both);
+    g_assert_cmphex(qpci_config_readw(d->pdev, PCI_STATUS) & both, ==, 0);
+
+    /* the device's own BAR */
+    done = run1(d, DMA32_DEMO_OP_CHECKSUM, 64, d->bar.addr, 0, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(qpci_config_readw(d->pdev, PCI_STATUS) & both, ==,
+                    PCI_STATUS_REC_TARGET_ABORT);
+    qpci_config_writew(d->pdev, PCI_STATUS, both);
+
+    /* an injected error */
+    wr(d, DMA32_DEMO_REG_INJECT, DMA32_DEMO_INJECT_BUS_ERROR);
+    done = run1(d, DMA32_DEMO_OP_COPY, 64, BUF_A, BUF_B, 0);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(qpci_config_readw(d->pdev, PCI_STATUS) & both, ==,
+                    PCI_STATUS_REC_TARGET_ABORT);
+
+    /* the ring itself in a hole: a ring error, a master abort */
+    qpci_config_writew(d->pdev, PCI_STATUS, both);
+    ring_start(d, 8 * GiB_, RING_ENTRIES);
+    wr(d, DMA32_DEMO_REG_DOORBELL, 1);
+    g_assert(wait_head(d, 1) & DMA32_DEMO_STATUS_HALTED);
+    g_assert_cmphex(qpci_config_readw(d->pdev, PCI_STATUS) & both, ==,
+                    PCI_STATUS_REC_MASTER_ABORT);
+    check_counters(d, 1, 0, 64, 0, 4, 0);
+    dev_stop(d);
+}
+
+/*
  * A transfer crossing from one kind of memory into another stops at the
  * first piece the bus rejects: the bytes before it are moved and counted,
  * the fault address is where the rejected region starts, and nothing
@@ -1566,12 +1806,13 @@ static void test_dma_own_bar(void)
 
 static void test_cross_regions(void)
 {
-    Dev *d = dev_start_with("-m 6G,slots=2,maxmem=8G "
-                            "-object memory-backend-ram,id=m1,size=128M "
-                            "-device pc-dimm,memdev=m1,addr=0x208000000",
-                            "dma-bits=64");
+    Dev *d;
     Done done;
 
+    d = dev_start_with("-m 6G,slots=2,maxmem=8G "
+                       "-object memory-backend-ram,id=m1,size=128M "
+                       "-device pc-dimm,memdev=m1,addr=0x208000000",
+                       "dma-bits=64");
     ring_start(d, RING_ADDR, RING_ENTRIES);
 
     /* hole, then RAM: the RAM after the hole stays untouched */
@@ -1630,13 +1871,12 @@ static void vtd_map_4k(QTestState *qts, uint64_t l1, uint64_t addr)
 static void test_iommu_translating(void)
 {
     g_autofree char *log = NULL;
-    int fd = g_file_open_tmp("dma32-demo-XXXXXX", &log, NULL);
-    g_autofree char *extra = g_strdup_printf("-device intel-iommu -D %s "
-                                             "-trace vtd_dmar_fault", log);
-    Dev *d = dev_start_with(extra, NULL);
+    int fd;
+    g_autofree char *extra = NULL;
+    Dev *d;
     g_autofree char *faults = NULL;
     g_auto(GStrv) parts = NULL;
-    QTestState *qts = d->qts;
+    QTestState *qts;
     uint64_t root = VTD_TABLES, ctx = root + 0x1000, l3 = root + 0x2000;
     uint64_t l2 = root + 0x3000, l1_ring = root + 0x4000;
     uint64_t l1_buf = root + 0x5000;
@@ -1644,6 +1884,11 @@ static void test_iommu_translating(void)
     Done done;
     unsigned i;
 
+    fd = g_file_open_tmp("dma32-demo-XXXXXX", &log, NULL);
+    extra = g_strdup_printf("-device intel-iommu -D %s "
+                            "-trace vtd_dmar_fault", log);
+    d = dev_start_with(extra, NULL);
+    qts = d->qts;
     qtest_memset(qts, root, 0, 0x6000);
     qtest_writeq(qts, root, ctx | 1);                   /* bus 0 */
     qtest_writeq(qts, ctx + DEV_DEVFN * 16, l3 | 1);
@@ -1693,32 +1938,329 @@ static void test_iommu_translating(void)
     unlink(log);
 }
 
-/* Randomized register and descriptor operations */
+/*
+ * Randomized register and descriptor operations (the device fuzzer)
+ *
+ * Each run starts QEMU with the device in one place: on the root bus,
+ * behind a pcie-root-port, behind a conventional pci-bridge, or behind a
+ * translating VT-d.  Descriptors aim at the whole guest-physical map:
+ * RAM below and above 4 GiB, the 2 GiB, 4 GiB and 2^64 edges, MMCONFIG,
+ * the PCI hole with the device's own BAR, the IOAPIC, HPET, the LAPIC/MSI
+ * window, the BIOS ROM and random 64-bit addresses.  After every
+ * operation one qtest read takes all the registers at once, and the
+ * fuzzer checks them against what the operation did (see fuzz_check).
+ */
+typedef enum FuzzPlace {
+    FUZZ_ROOT_BUS,
+    FUZZ_ROOT_PORT,
+    FUZZ_PCI_BRIDGE,
+    FUZZ_IOMMU,
+} FuzzPlace;
 
-static uint64_t pick_addr(GRand *r, Dev *d)
+#define IOAPIC_BASE         0xfec00000ULL
+#define HPET_BASE           0xfed00000ULL
+#define LAPIC_BASE          0xfee00000ULL
+#define BIOS_BASE           0xfffc0000ULL
+#define MMCFG_SIZE          0x10000000ULL
+#define SNAP_SIZE           0xd8
+
+typedef struct Fuzz {
+    Dev *d;
+    Port *port;                 /* behind a bridge, else NULL */
+    FuzzPlace place;
+    bool iommu_mapped;          /* FUZZ_IOMMU: what the IOMMU maps */
+    uint8_t msi_cap;
+    uint64_t abort_base;        /* bus errors when PCI_STATUS was cleared */
+    uint32_t snap[SNAP_SIZE / 4];
+} Fuzz;
+
+/* What one operation did, for the checks after it */
+typedef struct FuzzStep {
+    bool cleared;               /* counters may have dropped */
+    bool acked;                 /* INT_STATUS bits may have dropped */
+    bool reset;                 /* CTRL.RESET */
+    bool reprogrammed;          /* ring base or size written (last) */
+    bool doorbell;              /* a doorbell was the last write */
+    uint32_t doorbell_val;
+    int ctrl;                   /* last CTRL.ENABLE written, or -1 */
+    bool mmio_write;
+} FuzzStep;
+
+static uint32_t snap_reg(const uint32_t *snap, uint32_t reg)
 {
-    switch (g_rand_int_range(r, 0, 11)) {
+    return snap[reg / 4];
+}
+
+static uint64_t snap_cnt(const uint32_t *snap, unsigned i)
+{
+    uint32_t reg = DMA32_DEMO_REG_CNT_COMPLETED + i * 8;
+
+    return snap[reg / 4] | (uint64_t)snap[reg / 4 + 1] << 32;
+}
+
+/*
+ * All registers in one qtest round trip: the memory core splits the read
+ * into 8-byte accesses, which the device takes low word first, so that
+ * every counter is read as a consistent snapshot.
+ */
+static void fuzz_snapshot(Fuzz *f, uint32_t *snap)
+{
+    uint8_t raw[SNAP_SIZE];
+    unsigned i;
+
+    qtest_memread(f->d->qts, f->d->bar.addr, raw, sizeof(raw));
+    for (i = 0; i < SNAP_SIZE / 4; i++) {
+        snap[i] = ldl_le_p(raw + i * 4);
+    }
+}
+
+static bool ring_valid(uint64_t base, uint32_t size)
+{
+    return size && size <= 4096 && !(size & (size - 1)) && !(base & 63);
+}
+
+static void fuzz_fail(Fuzz *f, uint64_t n, const char *what)
+{
+    g_test_message("fuzz: operation %" PRIu64 ": %s; STATUS 0x%x HEAD %u "
+                   "TAIL %u RING_SIZE %u FAULT_INFO 0x%x INT_STATUS 0x%x",
+                   n, what, snap_reg(f->snap, DMA32_DEMO_REG_STATUS),
+                   snap_reg(f->snap, DMA32_DEMO_REG_RING_HEAD),
+                   snap_reg(f->snap, DMA32_DEMO_REG_RING_TAIL),
+                   snap_reg(f->snap, DMA32_DEMO_REG_RING_SIZE),
+                   snap_reg(f->snap, DMA32_DEMO_REG_FAULT_INFO),
+                   snap_reg(f->snap, DMA32_DEMO_REG_INT_STATUS));
+    g_assert_not_reached();
+}
+
+#define FUZZ_CHECK(f, n, cond) \
+    do { \
+        if (!(cond)) { \
+            fuzz_fail(f, n, #cond); \
+        } \
+    } while (0)
+
+/*
+ * A bus error since PCI_STATUS was last cleared left a received-abort bit
+ * there.  The bottom half runs between any two qtest commands, so the
+ * count to compare with is taken after clearing the bits again.
+ */
+static void fuzz_check_abort(Fuzz *f, uint64_t n)
+{
+    const uint16_t abort = PCI_STATUS_REC_MASTER_ABORT |
+                           PCI_STATUS_REC_TARGET_ABORT;
+    uint16_t ps;
+
+    ps = qpci_config_readw(f->d->pdev, PCI_STATUS);
+    if (!(ps & abort)) {
+        fuzz_fail(f, n, "a bus error without an abort in PCI_STATUS");
+    }
+    qpci_config_writew(f->d->pdev, PCI_STATUS, abort);
+    fuzz_snapshot(f, f->snap);
+    f->abort_base = snap_cnt(f->snap, 4);
+}
+
+/*
+ * The invariants, after every operation, against the registers before it
+ * (@old) and what the operation wrote (@st):
+ *  - the device answers at its BAR; registers hold only defined bits;
+ *  - STATUS.ENABLED is CTRL.ENABLE, STATUS.BUSY is HEAD != TAIL;
+ *  - HEAD and TAIL lie inside a valid ring, and are 0 without one;
+ *  - a HALTED ring has a ring fault latched, stays halted and does not
+ *    move until it is reprogrammed or reset;
+ *  - HEAD does not move while the device is disabled;
+ *  - counters never drop, INT_STATUS bits never clear, unless the
+ *    operation cleared or acknowledged them; a completed descriptor
+ *    raised DONE, a fault ERROR, and HEAD moved only with a counter;
+ *  - right after a reset everything is idle; right after ring
+ *    programming HEAD = TAIL = 0 and nothing is halted; a doorbell sets
+ *    TAIL or halts the ring (or is ignored on a halted one);
+ *  - a bus error set a received-abort bit in PCI_STATUS.
+ */
+static void fuzz_check(Fuzz *f, uint64_t n, const uint32_t *old,
+                       const FuzzStep *st)
+{
+    const uint32_t *s = f->snap;
+    uint32_t ctrl = snap_reg(s, DMA32_DEMO_REG_CTRL);
+    uint32_t status = snap_reg(s, DMA32_DEMO_REG_STATUS);
+    uint32_t ist = snap_reg(s, DMA32_DEMO_REG_INT_STATUS);
+    uint32_t size = snap_reg(s, DMA32_DEMO_REG_RING_SIZE);
+    uint32_t head = snap_reg(s, DMA32_DEMO_REG_RING_HEAD);
+    uint32_t tail = snap_reg(s, DMA32_DEMO_REG_RING_TAIL);
+    uint32_t info = snap_reg(s, DMA32_DEMO_REG_FAULT_INFO);
+    uint64_t base = snap_reg(s, DMA32_DEMO_REG_RING_BASE_LO) |
+                    (uint64_t)snap_reg(s, DMA32_DEMO_REG_RING_BASE_HI) << 32;
+    uint32_t old_status = snap_reg(old, DMA32_DEMO_REG_STATUS);
+    uint32_t old_head = snap_reg(old, DMA32_DEMO_REG_RING_HEAD);
+    uint32_t old_tail = snap_reg(old, DMA32_DEMO_REG_RING_TAIL);
+    bool halted = status & DMA32_DEMO_STATUS_HALTED;
+    bool rewound = st->reset || st->reprogrammed;
+    uint64_t delta[DMA32_DEMO_NR_COUNTERS];
+    uint64_t faults = 0;
+    unsigned i;
+
+    FUZZ_CHECK(f, n, snap_reg(s, DMA32_DEMO_REG_ID) == DMA32_DEMO_ID_MAGIC);
+    FUZZ_CHECK(f, n, !(ctrl & ~DMA32_DEMO_CTRL_ENABLE));
+    FUZZ_CHECK(f, n, !(ist & ~DMA32_DEMO_INT_ALL));
+    FUZZ_CHECK(f, n, !(snap_reg(s, DMA32_DEMO_REG_INT_MASK) &
+                       ~DMA32_DEMO_INT_ALL));
+    FUZZ_CHECK(f, n, !(status & ~(DMA32_DEMO_STATUS_ENABLED |
+                                  DMA32_DEMO_STATUS_BUSY |
+                                  DMA32_DEMO_STATUS_HALTED)));
+    FUZZ_CHECK(f, n, !(status & DMA32_DEMO_STATUS_ENABLED) == !ctrl);
+    FUZZ_CHECK(f, n, !(status & DMA32_DEMO_STATUS_BUSY) == (head == tail));
+    if (ring_valid(base, size)) {
+        FUZZ_CHECK(f, n, head < size && tail < size);
+    } else {
+        FUZZ_CHECK(f, n, head == 0 && tail == 0);
+    }
+    FUZZ_CHECK(f, n, DMA32_DEMO_FAULT_STATUS(info) <= DMA32_DEMO_ST_INVALID &&
+               DMA32_DEMO_FAULT_STATUS(info) != DMA32_DEMO_ST_OK &&
+               DMA32_DEMO_FAULT_SOURCE(info) <= DMA32_DEMO_FAULT_SRC_DST);
+    FUZZ_CHECK(f, n, !halted ||
+               DMA32_DEMO_FAULT_SOURCE(info) == DMA32_DEMO_FAULT_SRC_RING);
+    if (st->ctrl >= 0) {
+        FUZZ_CHECK(f, n, ctrl == st->ctrl);
+    }
+
+    if (st->reset) {
+        FUZZ_CHECK(f, n, size == 0 && base == 0 && info == 0 && ist == 0 &&
+                   !halted && snap_reg(s, DMA32_DEMO_REG_INT_MASK) == 0);
+        for (i = 0; i < DMA32_DEMO_NR_COUNTERS; i++) {
+            FUZZ_CHECK(f, n, snap_cnt(s, i) == 0);
+        }
+    }
+    if (st->reprogrammed && !st->reset) {
+        FUZZ_CHECK(f, n, head == 0 && tail == 0 && !halted);
+    }
+    if (st->doorbell && !rewound) {
+        if (old_status & DMA32_DEMO_STATUS_HALTED) {
+            FUZZ_CHECK(f, n, halted && tail == old_tail);
+        } else {
+            FUZZ_CHECK(f, n, tail == st->doorbell_val ||
+                       (halted && tail == old_tail));
+        }
+    }
+    if (!rewound) {
+        if (old_status & DMA32_DEMO_STATUS_HALTED) {
+            FUZZ_CHECK(f, n, halted && head == old_head);
+        }
+        if (!(old_status & DMA32_DEMO_STATUS_ENABLED) && st->ctrl != 1) {
+            FUZZ_CHECK(f, n, head == old_head);
+        }
+    }
+    if (!st->acked) {
+        FUZZ_CHECK(f, n, !(snap_reg(old, DMA32_DEMO_REG_INT_STATUS) & ~ist));
+    }
+    if (st->cleared) {
+        f->abort_base = MIN(f->abort_base, snap_cnt(s, 4));
+        return;
+    }
+    for (i = 0; i < DMA32_DEMO_NR_COUNTERS; i++) {
+        FUZZ_CHECK(f, n, snap_cnt(s, i) >= snap_cnt(old, i));
+        delta[i] = snap_cnt(s, i) - snap_cnt(old, i);
+    }
+    faults = delta[3] + delta[4] + delta[5];
+    if (!st->acked) {
+        FUZZ_CHECK(f, n, !delta[0] || (ist & DMA32_DEMO_INT_DONE));
+        FUZZ_CHECK(f, n, !faults || (ist & DMA32_DEMO_INT_ERROR));
+    }
+    if (!rewound && head != old_head) {
+        FUZZ_CHECK(f, n, delta[0] + faults > 0);
+    }
+    if (snap_cnt(s, 4) > f->abort_base) {
+        fuzz_check_abort(f, n);
+    }
+}
+
+/* A register write, noted in @st */
+static void fuzz_wr(Fuzz *f, FuzzStep *st, uint32_t reg, uint32_t val)
+{
+    wr(f->d, reg, val);
+    st->mmio_write = true;
+    switch (reg) {
+    case DMA32_DEMO_REG_CTRL:
+        if (val & DMA32_DEMO_CTRL_RESET) {
+            st->reset = st->cleared = st->acked = true;
+            st->reprogrammed = st->doorbell = false;
+            st->ctrl = 0;
+        } else {
+            st->ctrl = val & DMA32_DEMO_CTRL_ENABLE;
+        }
+        break;
+    case DMA32_DEMO_REG_INT_ACK:
+        st->acked = true;
+        break;
+    case DMA32_DEMO_REG_RING_BASE_LO:
+    case DMA32_DEMO_REG_RING_BASE_HI:
+    case DMA32_DEMO_REG_RING_SIZE:
+        st->reprogrammed = true;
+        st->doorbell = false;
+        break;
+    case DMA32_DEMO_REG_DOORBELL:
+        st->doorbell = true;
+        st->doorbell_val = val;
+        st->reprogrammed = false;
+        break;
+    case DMA32_DEMO_REG_CNT_CLEAR:
+        st->cleared |= val & 1;
+        break;
+    }
+}
+
+/*
+ * An address anywhere in the guest-physical map.  Config space writes go
+ * only to functions that do not exist (bus 2 and up): a write into the
+ * device's own or its bridge's config space moves the BAR, or unplugs or
+ * resets the device, which the unplug-in-copy and bus-reset-in-copy cases
+ * cover one at a time.
+ */
+static uint64_t pick_addr(GRand *r, Fuzz *f, bool write)
+{
+    Dev *d = f->d;
+
+    switch (g_rand_int_range(r, 0, 20)) {
     case 0:
-        return BUF_A + g_rand_int_range(r, 0, 16 * MiB_);
     case 1:
-        return 2 * GiB_ - g_rand_int_range(r, 0, 64 * KiB_);
+        return BUF_A + g_rand_int_range(r, 0, 16 * MiB_);
     case 2:
-        return HIGH - g_rand_int_range(r, 0, 64 * KiB_);
+        return 2 * GiB_ - g_rand_int_range(r, 0, 64 * KiB_);
     case 3:
-        return HIGH + g_rand_int_range(r, 0, 16 * MiB_);
+        return HIGH - g_rand_int_range(r, 0, 64 * KiB_);
     case 4:
-        return -(uint64_t)g_rand_int_range(r, 1, 64 * KiB_);
+        return HIGH + g_rand_int_range(r, 0, 16 * MiB_);
     case 5:
-        return d->bar.addr + g_rand_int_range(r, 0, 0x1000);
+        return -(uint64_t)g_rand_int_range(r, 1, 64 * KiB_);
     case 6:
-        return RING_ADDR + g_rand_int_range(r, 0, 64 * KiB_);
+        return d->bar.addr + g_rand_int_range(r, 0, 0x1000);
     case 7:
-        return MSI_ADDR;
+        return RING_ADDR + g_rand_int_range(r, 0, 64 * KiB_);
     case 8:
-        return (uint64_t)g_rand_int(r) << 32 | g_rand_int(r);
+        return MSI_ADDR;
     case 9:
-        /* below the PCI/MMCONFIG/APIC window: no other device's registers */
-        return g_rand_int(r) % 0xb0000000u;
+        return (uint64_t)g_rand_int(r) << 32 | g_rand_int(r);
+    case 10:
+        /* RAM below the PCI hole */
+        return g_rand_int(r) % MMCFG_BASE;
+    case 11:
+        if (write) {
+            return MMCFG_BASE + (2 << 20) +
+                   g_rand_int_range(r, 0, MMCFG_SIZE - (2 << 20));
+        }
+        return MMCFG_BASE + g_rand_int_range(r, 0, MMCFG_SIZE);
+    case 12:
+        /* the PCI hole: the BAR, and unassigned space around it */
+        return 0xc0000000ULL + g_rand_int_range(r, 0, 0x3ec00000);
+    case 13:
+        return IOAPIC_BASE + g_rand_int_range(r, 0, 0x1100);
+    case 14:
+        return HPET_BASE + g_rand_int_range(r, 0, 0x1100);
+    case 15:
+        return LAPIC_BASE + g_rand_int_range(r, 0, 0x100000);
+    case 16:
+        return BIOS_BASE + g_rand_int_range(r, 0, 0x40000);
+    case 17:
+        /* RAM above 4 GiB, to its end at 8 GiB and past it */
+        return HIGH + g_rand_int_range(r, 0, 0x7fffffff) * 2ULL;
     default:
         return BUF_B + g_rand_int_range(r, 0, 16 * MiB_);
     }
@@ -1726,8 +2268,9 @@ static uint64_t pick_addr(GRand *r, Dev *d)
 
 static uint32_t pick_len(GRand *r)
 {
-    unsigned x = g_rand_int_range(r, 0, 8192);
+    unsigned x;
 
+    x = g_rand_int_range(r, 0, 8192);
     if (x < 64) {
         return 0;
     } else if (x < 128) {
@@ -1757,7 +2300,7 @@ static uint32_t pick_reg(GRand *r)
     return regs[g_rand_int_range(r, 0, ARRAY_SIZE(regs))];
 }
 
-static uint32_t pick_reg_value(GRand *r, Dev *d, uint32_t reg)
+static uint32_t pick_reg_value(GRand *r, Fuzz *f, uint32_t reg)
 {
     switch (reg) {
     case DMA32_DEMO_REG_CTRL:
@@ -1770,10 +2313,11 @@ static uint32_t pick_reg_value(GRand *r, Dev *d, uint32_t reg)
         return g_rand_int_range(r, 0, 10) ?
                1u << g_rand_int_range(r, 0, 14) : g_rand_int(r);
     case DMA32_DEMO_REG_RING_BASE_LO:
+        /* the device writes completions into its ring */
         return g_rand_int_range(r, 0, 4) ? (uint32_t)RING_ADDR :
-               (uint32_t)pick_addr(r, d);
+               (uint32_t)pick_addr(r, f, true);
     case DMA32_DEMO_REG_RING_BASE_HI:
-        return g_rand_int_range(r, 0, 4) ? 0 : pick_addr(r, d) >> 32;
+        return g_rand_int_range(r, 0, 4) ? 0 : pick_addr(r, f, true) >> 32;
     case DMA32_DEMO_REG_DOORBELL:
         return g_rand_int_range(r, 0, 8) ? g_rand_int_range(r, 0, 64) :
                g_rand_int(r);
@@ -1787,61 +2331,204 @@ static uint32_t pick_reg_value(GRand *r, Dev *d, uint32_t reg)
     }
 }
 
-static uint64_t fuzz_run(const char *props, guint32 seed, uint64_t ops,
-                         uint64_t secs)
+/*
+ * FUZZ_IOMMU: a 39-bit identity map of the fuzzer's RAM (the first 2 MiB
+ * with the ring and the MSI target, BUF_A, BUF_B read-only in its last
+ * 2 MiB, 16 MiB above 4 GiB) and of single pages of the BAR, MMCONFIG,
+ * IOAPIC and HPET; everything else faults in the IOMMU.
+ */
+static void fuzz_iommu_map_page(QTestState *qts, uint64_t l2[8],
+                                uint64_t *next, uint64_t addr, bool ro)
 {
-    gint64 end = g_get_monotonic_time() + secs * G_USEC_PER_SEC;
-    Dev *d = dev_start(props);
-    GRand *r = g_rand_new_with_seed(seed);
-    uint64_t n = 0;
-    uint64_t last[DMA32_DEMO_NR_COUNTERS] = { 0 };
+    uint64_t l3 = VTD_TABLES + 0x2000;
+    unsigned gi = addr >> 30;
+    uint64_t l2e, l1;
+
+    g_assert_cmpuint(gi, <, 8);
+    if (!l2[gi]) {
+        l2[gi] = *next;
+        *next += 0x1000;
+        qtest_writeq(qts, l3 + gi * 8, l2[gi] | 3);
+    }
+    l2e = l2[gi] + ((addr >> 21) & 511) * 8;
+    l1 = qtest_readq(qts, l2e) & ~0xfffULL;
+    if (!l1) {
+        l1 = *next;
+        *next += 0x1000;
+        qtest_writeq(qts, l2e, l1 | 3);
+    }
+    qtest_writeq(qts, l1 + ((addr >> 12) & 511) * 8,
+                 (addr & ~0xfffULL) | (ro ? 1 : 3));
+}
+
+static void fuzz_iommu_map_2m(QTestState *qts, uint64_t l2[8],
+                              uint64_t *next, uint64_t addr, bool ro)
+{
+    g_autofree uint64_t *l1 = g_new(uint64_t, 512);
+    uint64_t l1_addr;
+    unsigned i;
+
+    /* the table's first entry through the page helper, the rest at once */
+    fuzz_iommu_map_page(qts, l2, next, addr, ro);
+    l1_addr = qtest_readq(qts, l2[addr >> 30] + ((addr >> 21) & 511) * 8) &
+              ~0xfffULL;
+    for (i = 0; i < 512; i++) {
+        l1[i] = cpu_to_le64((addr + i * 4096ULL) | (ro ? 1 : 3));
+    }
+    qtest_memwrite(qts, l1_addr, l1, 4096);
+}
+
+static void fuzz_iommu_setup(Fuzz *f)
+{
+    QTestState *qts = f->d->qts;
+    uint64_t root = VTD_TABLES, ctx = root + 0x1000, l3 = root + 0x2000;
+    uint64_t next = root + 0x3000;
+    uint64_t l2[8] = { 0 };
+    uint64_t a;
+
+    qtest_memset(qts, root, 0, 0x100000);
+    qtest_writeq(qts, root, ctx | 1);                   /* bus 0 */
+    qtest_writeq(qts, ctx + DEV_DEVFN * 16, l3 | 1);
+    qtest_writeq(qts, ctx + DEV_DEVFN * 16 + 8, 1 | 1 << 8); /* 39 bit */
+    fuzz_iommu_map_2m(qts, l2, &next, 0, false);
+    for (a = 0; a < 16 * MiB_; a += 2 * MiB_) {
+        fuzz_iommu_map_2m(qts, l2, &next, BUF_A + a, false);
+        fuzz_iommu_map_2m(qts, l2, &next, BUF_B + a,
+                          a == 14 * MiB_);
+        fuzz_iommu_map_2m(qts, l2, &next, HIGH + a, false);
+    }
+    fuzz_iommu_map_page(qts, l2, &next, f->d->bar.addr, false);
+    fuzz_iommu_map_page(qts, l2, &next, MMCFG_BASE + (2 << 20), false);
+    fuzz_iommu_map_page(qts, l2, &next, MMCFG_BASE, true);
+    fuzz_iommu_map_page(qts, l2, &next, IOAPIC_BASE, false);
+    fuzz_iommu_map_page(qts, l2, &next, HPET_BASE, false);
+    g_assert_cmphex(next, <=, root + 0x100000);
+    qtest_writeq(qts, VTD_BASE + VTD_RTADDR, root);
+    qtest_writel(qts, VTD_BASE + VTD_GCMD, VTD_GCMD_SRTP);
+    qtest_writel(qts, VTD_BASE + VTD_GCMD, VTD_GCMD_TE);
+    g_assert(qtest_readl(qts, VTD_BASE + VTD_GSTS) & VTD_GCMD_TE);
+}
+
+static void fuzz_start(Fuzz *f, FuzzPlace place, const char *props)
+{
+    memset(f, 0, sizeof(*f));
+    f->place = place;
+    switch (place) {
+    case FUZZ_ROOT_PORT:
+        f->port = bridge_start("pcie-root-port,chassis=1", props);
+        f->d = f->port->d;
+        break;
+    case FUZZ_PCI_BRIDGE:
+        f->port = bridge_start("pci-bridge,chassis_nr=1,shpc=off", props);
+        f->d = f->port->d;
+        break;
+    case FUZZ_IOMMU:
+        f->d = dev_start_with("-device intel-iommu", props);
+        mmcfg_enable(f->d);
+        fuzz_iommu_setup(f);
+        break;
+    default:
+        f->d = dev_start(props);
+        mmcfg_enable(f->d);
+        break;
+    }
+    f->msi_cap = qpci_find_capability(f->d->pdev, PCI_CAP_ID_MSI, 0);
+}
+
+static void fuzz_stop(Fuzz *f)
+{
+    if (f->port) {
+        port_stop(f->port);
+    } else {
+        dev_stop(f->d);
+    }
+}
+
+static const char *const fuzz_place_names[] = {
+    [FUZZ_ROOT_BUS] = "root bus",
+    [FUZZ_ROOT_PORT] = "behind pcie-root-port",
+    [FUZZ_PCI_BRIDGE] = "behind pci-bridge",
+    [FUZZ_IOMMU] = "behind translating intel-iommu",
+};
+
+static uint64_t fuzz_run(FuzzPlace place, const char *props, guint32 seed,
+                         uint64_t ops, uint64_t secs)
+{
+    gint64 t0 = g_get_monotonic_time();
+    gint64 end = t0 + secs * G_USEC_PER_SEC;
     uint64_t seen[DMA32_DEMO_NR_COUNTERS] = { 0 };
-    uint8_t cap;
+    uint32_t old[SNAP_SIZE / 4];
+    uint64_t n = 0;
+    Fuzz fz, *f = &fz;
+    Dev *d;
+    GRand *r;
     Done done;
     unsigned i;
 
-    g_test_message("randomized loop on dma32-demo,%s: seed 0x%x, %" PRIu64
-                   " ops, %" PRIu64 " s", props ? props : "", seed, ops, secs);
-    cap = qpci_find_capability(d->pdev, PCI_CAP_ID_MSI, 0);
+    fuzz_start(f, place, props);
+    d = f->d;
+    r = g_rand_new_with_seed(seed);
+    g_test_message("randomized loop on dma32-demo,%s %s: seed 0x%x, %"
+                   PRIu64 " ops, %" PRIu64 " s", props ? props : "",
+                   fuzz_place_names[place], seed, ops, secs);
     ring_start(d, RING_ADDR, RING_ENTRIES);
+    fuzz_snapshot(f, f->snap);
     while (n < ops || (secs && g_get_monotonic_time() < end)) {
-        unsigned what = g_rand_int_range(r, 0, 100);
+        unsigned what;
+        FuzzStep st = { .ctrl = -1 };
 
+        what = g_rand_int_range(r, 0, 100);
         if (what < 35) {
-            Desc x = {
-                .op = g_rand_int_range(r, 0, 16) ?
-                      g_rand_int_range(r, 1, 4) : g_rand_int(r),
-                .len = pick_len(r),
-                .src = pick_addr(r, d),
-                .dst = pick_addr(r, d),
-                .seed = g_rand_int(r),
-                .reserved0 = g_rand_int_range(r, 0, 32) ? 0 : 1,
-            };
+            Desc x;
+
+            /* one draw after the other: a seed gives one sequence */
+            x.op = g_rand_int_range(r, 0, 16) ?
+                   g_rand_int_range(r, 1, 4) : g_rand_int(r);
+            x.len = pick_len(r);
+            x.src = pick_addr(r, f, false);
+            x.dst = pick_addr(r, f, true);
+            x.seed = g_rand_int(r);
+            x.reserved0 = g_rand_int_range(r, 0, 32) ? 0 : 1;
             d->ring = RING_ADDR;
             desc_write(d, g_rand_int_range(r, 0, 64), &x);
         } else if (what < 55) {
-            wr(d, DMA32_DEMO_REG_DOORBELL, g_rand_int_range(r, 0, 8) ?
-               g_rand_int_range(r, 0, 64) : g_rand_int(r));
+            fuzz_wr(f, &st, DMA32_DEMO_REG_DOORBELL,
+                    g_rand_int_range(r, 0, 8) ?
+                    g_rand_int_range(r, 0, 64) : g_rand_int(r));
         } else if (what < 70) {
-            uint32_t reg = pick_reg(r);
+            uint32_t reg;
 
-            wr(d, reg, pick_reg_value(r, d, reg));
+            reg = pick_reg(r);
+            fuzz_wr(f, &st, reg, pick_reg_value(r, f, reg));
         } else if (what < 90) {
             rd(d, pick_reg(r));
         } else if (what < 93) {
             /* recover: reprogram the ring (clears HALTED), enable */
-            ring_program(d, RING_ADDR, 1u << g_rand_int_range(r, 1, 7));
-            wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
-        } else if (what < 94 && !g_rand_int_range(r, 0, 8)) {
-            wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
-            wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
-        } else if (what < 96) {
-            /* MSI on/off, sometimes aimed at the device's own BAR */
-            uint64_t a = g_rand_int_range(r, 0, 2) ? MSI_ADDR :
-                         d->bar.addr + DMA32_DEMO_REG_CTRL;
+            uint32_t size = 1u << g_rand_int_range(r, 1, 7);
 
-            qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_LO, a);
-            qpci_config_writew(d->pdev, cap + PCI_MSI_FLAGS,
+            fuzz_wr(f, &st, DMA32_DEMO_REG_RING_BASE_LO, (uint32_t)RING_ADDR);
+            fuzz_wr(f, &st, DMA32_DEMO_REG_RING_BASE_HI, RING_ADDR >> 32);
+            fuzz_wr(f, &st, DMA32_DEMO_REG_RING_SIZE, size);
+            fuzz_wr(f, &st, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
+            d->ring_size = size;
+        } else if (what < 94 && !g_rand_int_range(r, 0, 8)) {
+            fuzz_wr(f, &st, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
+            fuzz_wr(f, &st, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
+        } else if (what < 96) {
+            /*
+             * MSI on/off, aimed at RAM, at the device's own BAR or at the
+             * LAPIC window
+             */
+            static const uint64_t msi_targets[] = {
+                MSI_ADDR, 0, LAPIC_BASE,
+            };
+            uint64_t a = msi_targets[g_rand_int_range(r, 0, 3)];
+
+            if (!a) {
+                a = d->bar.addr + DMA32_DEMO_REG_CTRL;
+            }
+            qpci_config_writel(d->pdev, f->msi_cap + PCI_MSI_ADDRESS_LO, a);
+            qpci_config_writew(d->pdev, f->msi_cap + PCI_MSI_FLAGS,
                                g_rand_int_range(r, 0, 2));
         } else if (what < 97) {
             qpci_config_writew(d->pdev, PCI_COMMAND,
@@ -1853,27 +2540,27 @@ static uint64_t fuzz_run(const char *props, guint32 seed, uint64_t ops,
                         DMA32_DEMO_DESC_STATUS_OFF);
         }
         n++;
-        if (!(n % 1000)) {
-            /* sample the counters (which the loop clears at times) */
-            for (i = 0; i < DMA32_DEMO_NR_COUNTERS; i++) {
-                uint64_t v = rd64(d, DMA32_DEMO_REG_CNT_COMPLETED + i * 8);
+        memcpy(old, f->snap, sizeof(old));
+        fuzz_snapshot(f, f->snap);
+        fuzz_check(f, n, old, &st);
+        for (i = 0; i < DMA32_DEMO_NR_COUNTERS; i++) {
+            uint64_t v = snap_cnt(f->snap, i), o = snap_cnt(old, i);
 
-                seen[i] += v >= last[i] ? v - last[i] : v;
-                last[i] = v;
-            }
+            seen[i] += v >= o ? v - o : v;
         }
     }
-    g_test_message("randomized loop: %" PRIu64 " ops done; at least %"
-                   PRIu64 " descriptors completed, %" PRIu64 " bytes read, %"
-                   PRIu64 " written, %" PRIu64 " address faults, %" PRIu64
-                   " bus errors, %" PRIu64 " invalid", n,
-                   seen[0],
-                   seen[1], seen[2], seen[3], seen[4], seen[5]);
+    g_test_message("randomized loop: %" PRIu64 " ops done in %.1f s, "
+                   "%.0f ops/s; %" PRIu64 " descriptors completed, %"
+                   PRIu64 " bytes read, %" PRIu64 " written, %" PRIu64
+                   " address faults, %" PRIu64 " bus errors, %" PRIu64
+                   " invalid", n, (g_get_monotonic_time() - t0) / 1e6,
+                   n / ((g_get_monotonic_time() - t0) / 1e6),
+                   seen[0], seen[1], seen[2], seen[3], seen[4], seen[5]);
 
     /* QEMU is alive and the device still works after a reset */
     qpci_config_writew(d->pdev, PCI_COMMAND,
                        PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
-    qpci_config_writew(d->pdev, cap + PCI_MSI_FLAGS, 0);
+    qpci_config_writew(d->pdev, f->msi_cap + PCI_MSI_FLAGS, 0);
     wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
     check_idle(d);
     ring_start(d, RING_ADDR, RING_ENTRIES);
@@ -1882,30 +2569,51 @@ static uint64_t fuzz_run(const char *props, guint32 seed, uint64_t ops,
     check_pattern(d, BUF_A, 4096, 77);
     qobject_unref(qtest_qmp(d->qts, "{'execute': 'query-status'}"));
     g_rand_free(r);
-    dev_stop(d);
+    fuzz_stop(f);
     return n;
 }
 
 /*
- * At least 100000 operations with a fixed seed by default; the
- * DMA32_DEMO_FUZZ_* variables make it longer (see the file header).
- * Half run on the default device, half on a truncating 31-bit one whose
- * every access lands in RAM.
+ * DMA32_DEMO_FUZZ_OPS operations (100000 under -m slow) with a fixed
+ * seed, split over the places the device can sit in and two
+ * configurations: the default device on the root bus, a truncating 31-bit
+ * one (every access lands in RAM), the default behind a pcie-root-port, a
+ * 64-bit one behind a pci-bridge, and the default behind a translating
+ * VT-d.  The DMA32_DEMO_FUZZ_* variables set length, time and seed (see
+ * the file header).
  */
 static void test_random(void)
 {
+    static const struct {
+        FuzzPlace place;
+        const char *props;
+        unsigned share;         /* in percent */
+    } runs[] = {
+        { FUZZ_ROOT_BUS, NULL, 25 },
+        { FUZZ_ROOT_BUS, "overflow=truncate,dma-bits=31,ring-bits=31", 15 },
+        { FUZZ_ROOT_PORT, NULL, 20 },
+        { FUZZ_PCI_BRIDGE, "dma-bits=64", 20 },
+        { FUZZ_IOMMU, NULL, 20 },
+    };
     const char *env_ops = g_getenv("DMA32_DEMO_FUZZ_OPS");
     const char *env_secs = g_getenv("DMA32_DEMO_FUZZ_SECONDS");
     const char *env_seed = g_getenv("DMA32_DEMO_FUZZ_SEED");
     uint64_t ops = env_ops ? g_ascii_strtoull(env_ops, NULL, 0) : 100000;
     uint64_t secs = env_secs ? g_ascii_strtoull(env_secs, NULL, 0) : 0;
     guint32 seed = env_seed ? g_ascii_strtoull(env_seed, NULL, 0) : 0xd3a32;
-    uint64_t n;
+    gint64 t0 = g_get_monotonic_time();
+    uint64_t n = 0;
+    double s;
+    unsigned i;
 
-    n = fuzz_run(NULL, seed, (ops + 1) / 2, (secs + 1) / 2);
-    n += fuzz_run("overflow=truncate,dma-bits=31,ring-bits=31", seed + 1,
-                  ops / 2, secs / 2);
-    g_test_message("randomized loop: %" PRIu64 " operations in total", n);
+    for (i = 0; i < ARRAY_SIZE(runs); i++) {
+        n += fuzz_run(runs[i].place, runs[i].props, seed + i,
+                      (ops * runs[i].share + 99) / 100,
+                      (secs * runs[i].share + 99) / 100);
+    }
+    s = (g_get_monotonic_time() - t0) / 1e6;
+    g_test_message("randomized loop: %" PRIu64 " operations in total in "
+                   "%.1f s, %.0f ops/s", n, s, n / s);
     g_assert_cmpuint(n, >=, ops);
 }
 
@@ -1920,9 +2628,10 @@ static void test_random(void)
  */
 static void *bench_map(uint64_t size, void **to_unmap)
 {
-    uint8_t *p = mmap(NULL, size + 2 * MiB_, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *p;
 
+    p = mmap(NULL, size + 2 * MiB_, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     g_assert(p != MAP_FAILED);
     *to_unmap = p;
     p = (uint8_t *)ROUND_UP((uintptr_t)p, 2 * MiB_);
@@ -1957,16 +2666,18 @@ static void test_bench(void)
     const uint64_t src = 0x10000000ULL, dst = 0x23456000ULL;
     const uint64_t map_size = 0x30000000ULL;
     const unsigned runs = 15, batch = 4;
-    Dev *d = dev_start(NULL);
     double dev_best = 1e9, host_best = 1e9, sep_best = 1e9;
     void *unmap1, *unmap2, *unmap3;
-    uint8_t *ram = bench_map(map_size, &unmap1);
-    uint8_t *sep_src = bench_map(len, &unmap2);
-    uint8_t *sep_dst = bench_map(len, &unmap3);
+    uint8_t *ram, *sep_src, *sep_dst;
     Desc x[4];
     unsigned i;
     Done done;
+    Dev *d;
 
+    d = dev_start(NULL);
+    ram = bench_map(map_size, &unmap1);
+    sep_src = bench_map(len, &unmap2);
+    sep_dst = bench_map(len, &unmap3);
     memset(ram + src, 1, len);
     memset(ram + dst, 2, len);
     memset(sep_src, 1, len);
@@ -2042,7 +2753,13 @@ int main(int argc, char **argv)
     qtest_add_func("/dma32-demo/bus-reset-in-copy", test_bus_reset_in_copy);
     qtest_add_func("/dma32-demo/dma-own-bar", test_dma_own_bar);
     qtest_add_func("/dma32-demo/cross-regions", test_cross_regions);
+    qtest_add_func("/dma32-demo/pci-status", test_pci_status);
     qtest_add_func("/dma32-demo/migrate", test_migrate);
-    qtest_add_func("/dma32-demo/random", test_random);
+    qtest_add_func("/dma32-demo/migrate-config", test_migrate_config);
+    qtest_add_func("/dma32-demo/migrate-masked", test_migrate_masked);
+    /* the fuzz suite runs it with its own DMA32_DEMO_FUZZ_OPS */
+    if (g_test_slow() || g_getenv("DMA32_DEMO_FUZZ_OPS")) {
+        qtest_add_func("/dma32-demo/random", test_random);
+    }
     return g_test_run();
 }

@@ -25,10 +25,10 @@
 #include "qemu/crc32c.h"
 #include "qemu/rcu.h"
 #include "qapi/error.h"
-#include "qapi/visitor.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msi.h"
 #include "hw/qdev-properties.h"
+#include "hw/core/qdev-prop-internal.h"
 #include "migration/vmstate.h"
 #include "sysemu/dma.h"
 #include "sysemu/runstate.h"
@@ -37,6 +37,22 @@
 
 #define TYPE_DMA32_DEMO "dma32-demo"
 OBJECT_DECLARE_SIMPLE_TYPE(DMA32DemoState, DMA32_DEMO)
+
+/* The descriptor layout of the header, as the device reads and writes it */
+QEMU_BUILD_BUG_ON(sizeof(struct dma32_demo_desc) != DMA32_DEMO_DESC_SIZE);
+QEMU_BUILD_BUG_ON(offsetof(struct dma32_demo_desc, op) != 0);
+QEMU_BUILD_BUG_ON(offsetof(struct dma32_demo_desc, len) != 4);
+QEMU_BUILD_BUG_ON(offsetof(struct dma32_demo_desc, src) != 8);
+QEMU_BUILD_BUG_ON(offsetof(struct dma32_demo_desc, dst) != 16);
+QEMU_BUILD_BUG_ON(offsetof(struct dma32_demo_desc, seed) != 24);
+QEMU_BUILD_BUG_ON(offsetof(struct dma32_demo_desc, status) !=
+                  DMA32_DEMO_DESC_STATUS_OFF);
+/* the write-back: result and fault_addr, 12 bytes after the status word */
+QEMU_BUILD_BUG_ON(offsetof(struct dma32_demo_desc, result) !=
+                  DMA32_DEMO_DESC_STATUS_OFF + 4);
+QEMU_BUILD_BUG_ON(offsetof(struct dma32_demo_desc, fault_addr) !=
+                  DMA32_DEMO_DESC_STATUS_OFF + 8);
+QEMU_BUILD_BUG_ON(offsetof(struct dma32_demo_desc, reserved) != 48);
 
 /* Descriptors the device accepts in one ring (FAULT_INFO index is 16 bit) */
 #define DMA32_DEMO_MAX_RING_ENTRIES     4096
@@ -76,7 +92,6 @@ struct DMA32DemoState {
      * bottom half compares it after each access and stops when it moved.
      */
     uint32_t gen;
-    uint32_t (*crc32c)(uint32_t crc, const uint8_t *buf, size_t len);
 
     /* Properties */
     uint8_t dma_bits;
@@ -128,12 +143,14 @@ static const char *const dma32_demo_counter_names[DMA32_DEMO_NR_COUNTERS] = {
     [DMA32_DEMO_CNT_INVALID] = "invalid-descs",
 };
 
-/* CRC-32C */
-
-static uint32_t dma32_demo_crc32c_generic(uint32_t crc, const uint8_t *buf,
-                                          size_t len)
+/*
+ * CRC-32C of @len bytes continuing @crc, not inverted: util/crc32c's
+ * crc32c() returns the final (inverted) value, and takes an unsigned int
+ * length.
+ */
+static uint32_t dma32_demo_crc32c(uint32_t crc, const uint8_t *buf,
+                                  uint64_t len)
 {
-    /* qemu's crc32c() returns the final (inverted) value; undo that */
     while (len) {
         unsigned int n = MIN(len, 1u << 30);
 
@@ -143,43 +160,6 @@ static uint32_t dma32_demo_crc32c_generic(uint32_t crc, const uint8_t *buf,
     }
     return crc;
 }
-
-#ifdef HOST_X86_64
-__attribute__((target("sse4.2")))
-static uint32_t dma32_demo_crc32c_sse42(uint32_t crc, const uint8_t *buf,
-                                        size_t len)
-{
-    uint64_t c = crc;
-
-    while (len && ((uintptr_t)buf & 7)) {
-        c = __builtin_ia32_crc32qi(c, *buf++);
-        len--;
-    }
-    while (len >= 8) {
-        uint64_t v;
-
-        memcpy(&v, buf, 8);
-        c = __builtin_ia32_crc32di(c, v);
-        buf += 8;
-        len -= 8;
-    }
-    while (len--) {
-        c = __builtin_ia32_crc32qi(c, *buf++);
-    }
-    return c;
-}
-
-static void dma32_demo_select_crc(DMA32DemoState *s)
-{
-    s->crc32c = __builtin_cpu_supports("sse4.2") ?
-        dma32_demo_crc32c_sse42 : dma32_demo_crc32c_generic;
-}
-#else
-static void dma32_demo_select_crc(DMA32DemoState *s)
-{
-    s->crc32c = dma32_demo_crc32c_generic;
-}
-#endif
 
 /* FILL pattern for bytes [off, off + len) of a buffer */
 static void dma32_demo_pattern(uint8_t *buf, uint64_t seed, uint64_t off,
@@ -359,11 +339,12 @@ static MemTxResult dma32_demo_resolve(DMA32DemoState *s, uint64_t bus,
     bool translated = false;
 
     for (;;) {
-        MemoryRegionSection sec = memory_region_find(as->root, addr, len);
+        MemoryRegionSection sec;
         IOMMUMemoryRegion *iommu;
         IOMMUTLBEntry e;
         uint64_t off;
 
+        sec = memory_region_find(as->root, addr, len);
         if (!sec.mr) {
             return MEMTX_DECODE_ERROR;
         }
@@ -432,9 +413,10 @@ static MemTxResult dma32_demo_rw(DMA32DemoState *s, DMA32DemoPiece *pc,
                                  uint64_t n, DMADirection dir,
                                  DMA32DemoDone *d)
 {
-    MemTxResult r = dma_memory_rw(pc->as, pc->addr, s->bounce, n, dir,
-                                  MEMTXATTRS_UNSPECIFIED);
+    MemTxResult r;
 
+    r = dma_memory_rw(pc->as, pc->addr, s->bounce, n, dir,
+                      MEMTXATTRS_UNSPECIFIED);
     /* The access may have reset or unplugged the device */
     dma32_demo_stale(s, d);
     return r;
@@ -449,9 +431,27 @@ static MemTxResult dma32_demo_inject(DMA32DemoState *s)
     return MEMTX_OK;
 }
 
-static void dma32_demo_bus_error(DMA32DemoDone *d, uint32_t source,
-                                 uint64_t bus)
+/*
+ * Record a failed bus access in PCI_STATUS as a bus master does: nothing
+ * decoded the address (a hole) is a received master abort; a target that
+ * refused it (our own BAR, an IOMMU, an injected error) a received target
+ * abort.  The bits are write-1-to-clear, kept by CTRL.RESET and cleared by
+ * PCI reset.
+ */
+static void dma32_demo_pci_abort(DMA32DemoState *s, MemTxResult r)
 {
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    pci_word_test_and_set_mask(pdev->config + PCI_STATUS,
+                               r & MEMTX_DECODE_ERROR ?
+                               PCI_STATUS_REC_MASTER_ABORT :
+                               PCI_STATUS_REC_TARGET_ABORT);
+}
+
+static void dma32_demo_bus_error(DMA32DemoState *s, DMA32DemoDone *d,
+                                 MemTxResult r, uint32_t source, uint64_t bus)
+{
+    dma32_demo_pci_abort(s, r);
     d->status = DMA32_DEMO_ST_BUS_ERROR;
     d->source = source;
     d->fault_addr = bus;
@@ -475,7 +475,7 @@ static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t dst, uint64_t len,
             r = dma32_demo_resolve(s, bus, n, true, &pc);
         }
         if (r != MEMTX_OK) {
-            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, bus);
+            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, bus);
             return;
         }
         p = dma32_demo_map(&pc, DMA_DIRECTION_FROM_DEVICE);
@@ -493,7 +493,7 @@ static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t dst, uint64_t len,
                 return;
             }
             if (r != MEMTX_OK) {
-                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, bus);
+                dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, bus);
                 return;
             }
         }
@@ -521,14 +521,14 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
             r = dma32_demo_resolve(s, bus, n, false, &pc);
         }
         if (r != MEMTX_OK) {
-            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, bus);
+            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, bus);
             return;
         }
         p = dma32_demo_map(&pc, DMA_DIRECTION_TO_DEVICE);
         if (p) {
             n = pc.len;
             trace_dma32_demo_dma(bus, n, 0, 1);
-            crc = s->crc32c(crc, p, n);
+            crc = dma32_demo_crc32c(crc, p, n);
             dma32_demo_unmap(&pc, p, DMA_DIRECTION_TO_DEVICE, n);
         } else {
             n = MIN(pc.len, DMA32_DEMO_BOUNCE_SIZE);
@@ -538,10 +538,10 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
                 return;
             }
             if (r != MEMTX_OK) {
-                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, bus);
+                dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, bus);
                 return;
             }
-            crc = s->crc32c(crc, s->bounce, n);
+            crc = dma32_demo_crc32c(crc, s->bounce, n);
         }
         s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
         off += n;
@@ -572,11 +572,12 @@ static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t src, uint64_t dst,
             r = dma32_demo_resolve(s, sbus, n, false, &sp);
         }
         if (r != MEMTX_OK) {
-            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, sbus);
+            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, sbus);
             return;
         }
-        if (dma32_demo_resolve(s, dbus, sp.len, true, &dp) != MEMTX_OK) {
-            dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, dbus);
+        r = dma32_demo_resolve(s, dbus, sp.len, true, &dp);
+        if (r != MEMTX_OK) {
+            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, dbus);
             return;
         }
         sp.len = dp.len;        /* both sides now cover the same bytes */
@@ -603,7 +604,7 @@ static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t src, uint64_t dst,
                 return;
             }
             if (r != MEMTX_OK) {
-                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_SRC, sbus);
+                dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, sbus);
                 return;
             }
             s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
@@ -613,7 +614,7 @@ static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t src, uint64_t dst,
                 return;
             }
             if (r != MEMTX_OK) {
-                dma32_demo_bus_error(d, DMA32_DEMO_FAULT_SRC_DST, dbus);
+                dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, dbus);
                 return;
             }
             s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
@@ -718,6 +719,7 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
         return -1;
     }
     if (r != MEMTX_OK) {
+        dma32_demo_pci_abort(s, r);
         dma32_demo_ring_error(s, DMA32_DEMO_ST_BUS_ERROR, bus);
         return -1;
     }
@@ -762,6 +764,7 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
         }
     }
     if (r != MEMTX_OK) {
+        dma32_demo_pci_abort(s, r);
         dma32_demo_ring_error(s, DMA32_DEMO_ST_BUS_ERROR, bus);
         return -1;
     }
@@ -1144,7 +1147,6 @@ static void dma32_demo_realize(PCIDevice *pdev, Error **errp)
                           "dma32-demo-mmio", DMA32_DEMO_BAR0_SIZE);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->mmio);
 
-    dma32_demo_select_crc(s);
     s->bh = qemu_bh_new(dma32_demo_bh, s);
     s->vmse = qdev_add_vm_change_state_handler(DEVICE(s),
                                                dma32_demo_vm_state_change, s);
@@ -1183,6 +1185,10 @@ static int dma32_demo_post_load(void *opaque, int version_id)
 {
     DMA32DemoState *s = opaque;
 
+    /* Registers from the stream hold only their defined bits */
+    s->ctrl &= DMA32_DEMO_CTRL_ENABLE;
+    s->int_status &= DMA32_DEMO_INT_ALL;
+    s->int_mask &= DMA32_DEMO_INT_ALL;
     /* Indices from the stream must stay inside a valid ring */
     if (dma32_demo_ring_programmed(s)) {
         s->head &= s->ring_size - 1;
@@ -1204,10 +1210,19 @@ static int dma32_demo_post_load(void *opaque, int version_id)
 
 static const VMStateDescription vmstate_dma32_demo = {
     .name = TYPE_DMA32_DEMO,
-    .version_id = 1,
-    .minimum_version_id = 1,
+    /* 2: the configuration is in the stream and must match */
+    .version_id = 2,
+    .minimum_version_id = 2,
     .post_load = dma32_demo_post_load,
     .fields = (VMStateField[]) {
+        VMSTATE_UINT8_EQUAL(dma_bits, DMA32DemoState,
+                            "dma-bits differs between source and destination"),
+        VMSTATE_UINT8_EQUAL(ring_bits, DMA32DemoState,
+                            "ring-bits differs between source and destination"),
+        VMSTATE_INT32_EQUAL(overflow, DMA32DemoState,
+                            "overflow differs between source and destination"),
+        VMSTATE_UINT64_EQUAL(max_xfer, DMA32DemoState,
+                             "max-xfer differs between source and destination"),
         VMSTATE_PCI_DEVICE(parent_obj, DMA32DemoState),
         VMSTATE_UINT32(ctrl, DMA32DemoState),
         VMSTATE_UINT32(int_status, DMA32DemoState),
@@ -1239,38 +1254,13 @@ static const QEnumLookup dma32_demo_overflow_lookup = {
     .size = ARRAY_SIZE(dma32_demo_overflow_names),
 };
 
-static void dma32_demo_get_overflow(Object *obj, Visitor *v, const char *name,
-                                    void *opaque, Error **errp)
-{
-    Property *prop = opaque;
-    int *ptr = object_field_prop_ptr(obj, prop);
-
-    visit_type_enum(v, name, ptr, prop->info->enum_table, errp);
-}
-
-static void dma32_demo_set_overflow(Object *obj, Visitor *v, const char *name,
-                                    void *opaque, Error **errp)
-{
-    Property *prop = opaque;
-    int *ptr = object_field_prop_ptr(obj, prop);
-
-    visit_type_enum(v, name, ptr, prop->info->enum_table, errp);
-}
-
-static void dma32_demo_set_default_overflow(ObjectProperty *op,
-                                            const Property *prop)
-{
-    object_property_set_default_str(op,
-        qapi_enum_lookup(prop->info->enum_table, prop->defval.i));
-}
-
 static const PropertyInfo dma32_demo_prop_overflow = {
     .name = "DMA32DemoOverflow",
     .description = "what an out-of-range address does: fault/truncate",
     .enum_table = &dma32_demo_overflow_lookup,
-    .get = dma32_demo_get_overflow,
-    .set = dma32_demo_set_overflow,
-    .set_default_value = dma32_demo_set_default_overflow,
+    .get = qdev_propinfo_get_enum,
+    .set = qdev_propinfo_set_enum,
+    .set_default_value = qdev_propinfo_set_default_value_enum,
 };
 
 static Property dma32_demo_properties[] = {
