@@ -16,7 +16,7 @@
 /*
  * Bumped whenever a structure or a meaning below changes; INFO reports the
  * driver's. 2: control buffers, coherent memory in the swiotlb pool,
- * refused mappings, the truncation-alias strategy.
+ * refused mappings, the truncation-alias strategy, address runs.
  */
 #define DMA32DEMO_ABI_VERSION			2
 
