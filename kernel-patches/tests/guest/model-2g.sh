@@ -5,8 +5,10 @@
 # (a) an ordinary page if it lies below 4 GiB, (b) else ZONE_DMA,
 # (c) else the swiotlb pool; ENOMEM when all three fail. A fresh buddy
 # allocator hands ZONE_NORMAL out from 16 MiB up, so (a) serves the first
-# buffers; then a file in the guest's RAM-backed /tmp takes the rest of
-# the memory below 4 GiB, and (a) meets pages above 4 GiB. It then meets
+# buffers; then dma32-pressure takes anonymous memory, from the bottom up,
+# until 2 GiB are left free, all of it above 4 GiB (the debug kernel's
+# KASAN shadow takes some of the memory above 4 GiB, so "all but the 4 GiB
+# above" would not do), and (a) meets pages above 4 GiB. It then meets
 # the same one again and again: the unreachable page it frees is the next
 # one the allocator hands out, as it was for 2.6.14's free_pages() in
 # dma_alloc_coherent(). Each request holds all its buffers until it ends.
@@ -31,7 +33,7 @@ check "the pool's coherent counters start at 0 (held, bytes, allocs, full)" \
 	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_coherent_allocs) $(c io_tlb_coherent_full)" "0 0 0 0"
 
 if ! command -v dma32ctl >/dev/null 2>&1; then
-	for t in "step (a) first" "memory below 4 GiB filled" \
+	for t in "step (a) first" "memory below 4 GiB taken" \
 		"256 KiB x 2048 ends in ENOMEM" "no page above 4 GiB" "pages outside ZONE_DMA" \
 		"step (b)" "step (c)" "io_tlb_coherent_full +1" "nothing held after" \
 		"verified request through all steps" "the driver sees the pool buffers" \
@@ -48,13 +50,12 @@ runj --strategy coherent --op fill --size 256K --count 16 --verify
 check "(a) first: 16 x 256 KiB verified, all ordinary pages below 4 GiB (Normal, no ZONE_DMA, no pool)" \
 	sh -c "[ '$(jget ok "$j")' = true ] && [ '$(jget pages_above_4g "$j") $(jget DMA "$j") $(jget Normal "$j")' = '0 0 1024' ] && [ $(($(c io_tlb_coherent_allocs) - a0)) = 0 ] && [ $(($(fallbacks) - f0)) = 0 ]"
 
-# Fill the rest of the memory below 4 GiB: all but the 4 GiB above it,
-# plus a margin that lands above 4 GiB
-free_mb=$(($(awk '/^MemFree:/ { print $2 }' /proc/meminfo) / 1024))
-fill=$((free_mb - 4096 + 256))
-dd if=/dev/zero of=/tmp/below4g bs=1M count=$fill 2>/dev/null
-check "$fill MiB of /tmp take the free memory below 4 GiB ($free_mb MiB free before)" \
-	test "$(($(wc -c </tmp/below4g) / 1048576))" = "$fill"
+# Take the rest of the memory below 4 GiB: leave 2 GiB free, all above it
+dma32-pressure --leave 2048 >/tmp/pressure.out 2>&1 &
+ppid=$!
+while kill -0 $ppid 2>/dev/null && ! grep -q pressure: /tmp/pressure.out; do sleep 1; done
+sed 's/^/# /' /tmp/pressure.out
+check "dma32-pressure holds all but 2 GiB of free memory" kill -0 $ppid
 
 # Exhaustion: far more than the three steps can give
 seg=$((nslabs / 128))
@@ -125,6 +126,7 @@ echo "$dev" >/sys/bus/pci/drivers/dma32demo/bind
 check "rebind: /dev/dma32demo0 is back" test -c /dev/dma32demo0
 runj --strategy streaming --op fill --size 1M --count 8 --verify
 check "a streaming request still bounces through the pool and verifies" \
-	sh -c "[ '$(jget ok "$j")' = true ] && [ $(jget bounced "$j") -gt 0 ] && [ $(c io_tlb_used) = 0 ]"
-rm -f /tmp/below4g
+	sh -c "[ '$(jget ok "$j")' = true ] && [ $(jget bounced "$j") -gt 0 ] && [ $(c io_tlb_used) = $(($(c io_tlb_coherent_bytes) / 2048)) ]"
+kill $ppid
+wait $ppid
 exit 0
