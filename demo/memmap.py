@@ -222,7 +222,7 @@ def draw_boot(name, boot, recs, report):
         "set ytics (%s) nomirror" % ", ".join(
             "%s %d" % (gp_lines(r["name"], "%s %s %sx%d" % (r["strategy"], r["op"], human(r["size"]), r["count"]),
                                 lane_note(r)), n - 1 - i) for i, r in enumerate(recs)),
-        "set lmargin 31",
+        "set lmargin 34",
         "set tmargin 6",
         "set bmargin 6",
         "set key outside bottom center horizontal font ',9'",
