@@ -74,12 +74,13 @@ PRESSURE = pressure(64, True)
 
 # The many-devices boots: 8 functions, each with 24 control buffers of
 # 256 KiB (6 MiB a device, 48 MiB in all: most of the 64 MiB pool). The
-# driver is loaded after dma32-pressure has taken all but 1 GiB of memory:
-# a freshly booted buddy allocator hands a zone out from its low end, so
-# on a fresh boot every page would lie below 4 GiB, as it does not on a
-# machine that has been up a while.
+# driver is loaded after dma32-pressure has taken about 2 GiB (all but
+# 3900 MiB free): a freshly booted buddy allocator hands a zone out from
+# its low end, so on a fresh boot every page would lie below 4 GiB, as it
+# does not on a machine that has been up a while. Under dma32=off those
+# 2 GiB are the RAM below 4 GiB; with the zone, ZONE_NORMAL above it.
 MANY_DEVICES = 8
-MANY = pressure(1024, False, "insmod /lib/modules/dma32demo.ko ctrl_buffers=24 ctrl_buffer_kb=256")
+MANY = pressure(3900, False, "insmod /lib/modules/dma32demo.ko ctrl_buffers=24 ctrl_buffer_kb=256")
 
 # page_alloc.shuffle=1 (CONFIG_SHUFFLE_PAGE_ALLOCATOR) randomises the free
 # lists at boot: a freshly booted buddy allocator hands out each zone from
@@ -577,8 +578,8 @@ def claim_many(rec, infos, best):
     io = rec.get("many-iommu-streaming")
     if not (_ok(bf) and _ok(af)):
         return None
-    txt = ("%d devices, each holding 24 x 256 KiB of coherent control buffers, on a machine filled to 1 GiB"
-           " free: under 2.6.14's allocator"
+    txt = ("%d devices, each holding 24 x 256 KiB of coherent control buffers, on a machine with 2 GiB"
+           " taken: under 2.6.14's allocator"
            " without the zone %.1f MiB of them sat in the 64 MiB swiotlb pool, and streaming from all at once"
            " had %s mappings refused (%d of %d devices failed) (`many-before-streaming`); with the zone"
            " %s bytes sat there and streaming-dma32 from all %d worked with %s bounces"
