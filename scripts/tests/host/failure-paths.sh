@@ -53,7 +53,7 @@ one_line_error() {
 }
 
 echo "KTAP version 1"
-echo "1..19"
+echo "1..21"
 
 # A kernel patch that does not apply: the build stops and names it.
 mkdir -p "$scratch/patches"
@@ -100,6 +100,10 @@ expect "run-guest rejects a bad --mem" 1 "^run-guest: error: --mem 'lots'" \
 expect "run-guest rejects a missing kernel" 1 "^run-guest: error: kernel /no/such/bzImage not found" \
 	"$run_guest" --kernel /no/such/bzImage --run true
 expect "run-guest needs something to do" 1 "^run-guest: error: nothing to do" "$run_guest"
+expect "run-guest rejects --devices beyond 8" 1 "^run-guest: error: --devices '9' must be a number of devices from 0 to 8" \
+	"$run_guest" --devices 9 --run true
+expect "run-guest rejects --smp 0" 1 "^run-guest: error: --smp '0' must be a number of vCPUs from 1 to 4" \
+	"$run_guest" --smp 0 --run true
 expect "build-kernel rejects an unknown option" 1 "^build-kernel: error: unknown option" \
 	"$top/scripts/build-kernel" --bogus
 
