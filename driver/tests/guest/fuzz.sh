@@ -80,23 +80,40 @@ done
 check "module parameters restored after the random writes" $? "see diagnostics"
 
 # Leaks: the first run also fills caches for good (slab), so free memory
-# moves over it (diagnostic only). Then the
-# first $AGAIN calls again, identical (same seed), with everything warm: a
-# leak on any path they take shows as growth; measured flat to 4 kB.
+# moves over it (diagnostic only). Then the first $AGAIN calls again,
+# identical (same seed), three times, with everything warm: a leak on any
+# path they take grows every window by the same amount. Noise does not: on
+# two vCPUs SUnreclaim still settles for a window or two after the first
+# run (per-cpu partial slabs; measured +128, +76, then -4 kB, and in
+# another boot +132, 0, +64, 0, -52 kB, no cache in /proc/slabinfo moving
+# by more than 8 kB). So a leak counts only when all three windows show it:
+# beyond 64 kB of SUnreclaim, or beyond 256 kB of free memory.
 m1=$(meminfo)
-dma32demo-fuzz --seed "$SEED" --calls $AGAIN >/tmp/fuzz2.out 2>&1
-rc=$?
-m2=$(meminfo)
-# shellcheck disable=SC2086 # six numbers, split on purpose
-set -- $m0 $m1 $m2
-diag "free (incl. per-cpu lists)/SUnreclaim kB: before $1/$2, after the $CALLS calls $3/$4, after $AGAIN more $5/$6"
+rc=0 free_grew=0 slab_grew=0 free_seen='' slab_seen=''
+# shellcheck disable=SC2086 # two numbers, split on purpose
+set -- $m1
+windows=3
+debug_kernel && windows=1
+i=0
+while [ $i -lt $windows ]; do
+	i=$((i + 1))
+	f0=$1 s0=$2
+	dma32demo-fuzz --seed "$SEED" --calls $AGAIN >/tmp/fuzz2.out 2>&1 || rc=$?
+	# shellcheck disable=SC2046 # two numbers, split on purpose
+	set -- $(meminfo)
+	free_seen="$free_seen $(printf %+d $(($1 - f0)))" slab_seen="$slab_seen $(printf %+d $(($2 - s0)))"
+	[ $((f0 - $1)) -ge 256 ] && free_grew=$((free_grew + 1))
+	[ $(($2 - s0)) -ge 64 ] && slab_grew=$((slab_grew + 1))
+done
+# shellcheck disable=SC2086 # two numbers each, split on purpose
+diag "free (incl. per-cpu lists)/SUnreclaim kB: before $(echo $m0 | tr ' ' /), after the $CALLS calls $(echo $m1 | tr ' ' /), after $windows x $AGAIN more $1/$2"
 if debug_kernel; then
 	[ $rc = 0 ]
 	check "$AGAIN calls again; leaks judged by kmemleak at the end of the run (debug kernel)" $? \
 		"rc=$rc $(tail -n 1 /tmp/fuzz2.out)"
 else
-	[ $rc = 0 ] && [ $(($3 - $5)) -lt 256 ] && [ $(($6 - $4)) -lt 64 ]
-	check "no leak: $AGAIN calls again change free memory by $(($5 - $3)) kB, SUnreclaim by $(($6 - $4)) kB" $? \
+	[ $rc = 0 ] && [ $free_grew -lt $windows ] && [ $slab_grew -lt $windows ]
+	check "no leak: $windows x $AGAIN calls again change free memory by$free_seen kB, SUnreclaim by$slab_seen kB" $? \
 		"rc=$rc $(tail -n 1 /tmp/fuzz2.out)"
 fi
 
