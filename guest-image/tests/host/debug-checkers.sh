@@ -15,8 +15,8 @@ export DMA32_LOGS=$scratch/logs
 debug=(--kernel "$build/linux-debug/arch/x86/boot/bzImage"
 	--initramfs "$build/guest-debug/initramfs.cpio" --timeout 600)
 
-echo "KTAP version 1"
-echo "1..2"
+# shellcheck source=scripts/ktap_helpers.sh
+. "$top/scripts/ktap_helpers.sh"
 n=0
 # caught DESCRIPTION REPORT_REGEX GUEST_COMMAND [RUN_GUEST_OPTION...]:
 # run-guest on the debug kernel fails, saying the kernel reported a
@@ -29,10 +29,10 @@ caught() {
 		>"$scratch/out" 2>"$scratch/err" </dev/null || rc=$?
 	if ((rc != 0)) && grep -q 'kernel reported a problem' "$scratch/err" &&
 		grep -qE -- "$regex" "$scratch/err"; then
-		echo "ok $n $desc"
+		ktap_test_pass "$desc"
 	else
-		echo "not ok $n $desc # exit $rc"
-		sed 's/^/# /' "$scratch/err" "$scratch/out" | head -n 20
+		ktap_test_fail "$desc" "exit $rc"
+		cat "$scratch/err" "$scratch/out" | head -n 20 | ktap_print_lines
 	fi
 }
 
@@ -47,3 +47,5 @@ caught "out-of-bounds and use-after-free accesses (kasan_test_module.ko) fail th
 	'BUG: KASAN: (slab-out-of-bounds|use-after-free)' \
 	'insmod /lib/modules/kasan_test_module.ko; true' \
 	--allow-log 'WARNING: CPU: [0-9]+ PID: [0-9]+ at mm/maccess.c:[0-9]+ __copy_overflow|---\[ end trace'
+
+ktap_finished

@@ -6,15 +6,14 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 tree=${DMA32_BUILD:-$top/build}/qemu
 files=(hw/misc/dma32-demo.c include/hw/misc/dma32-demo-regs.h tests/qtest/dma32-demo-test.c
 	"$top/qemu-device/trace-events")
-echo "KTAP version 1"
-echo "1..${#files[@]}"
-n=0
+# shellcheck source=scripts/ktap_helpers.sh
+. "$top/scripts/ktap_helpers.sh"
 for f in "${files[@]}"; do
-	n=$((n + 1))
 	if out=$(cd "$tree" && scripts/checkpatch.pl --no-tree -f "$f" 2>&1); then
-		echo "ok $n QEMU checkpatch ${f#"$top"/}"
+		ktap_test_pass "QEMU checkpatch ${f#"$top"/}"
 	else
-		echo "not ok $n QEMU checkpatch ${f#"$top"/}"
-		while IFS= read -r line; do echo "# $line"; done <<<"$out"
+		ktap_test_fail "QEMU checkpatch ${f#"$top"/}"
+		ktap_print_lines <<<"$out"
 	fi
 done
+ktap_finished

@@ -12,14 +12,14 @@ deb_src=$top/scripts/apt-deb-src
 own=etc/apt/sources.list.d/dma32-demo-src.sources
 key=/usr/share/keyrings/debian-archive-keyring.gpg
 
-results=()
-# result OK DESCRIPTION [DIAGNOSTIC]: one KTAP result; the plan is counted.
+# shellcheck source=scripts/ktap_helpers.sh
+. "$top/scripts/ktap_helpers.sh"
+# result OK DESCRIPTION [DIAGNOSTIC]: one KTAP result (OK is 1 or 0).
 result() {
-	local n=$((${#results[@]} + 1))
 	if (($1)); then
-		results+=("ok $n $2")
+		ktap_test_pass "$2"
 	else
-		results+=("not ok $n $2 # ${3:-}")
+		ktap_test_fail "$2" "${3:-}"
 	fi
 }
 
@@ -209,8 +209,10 @@ chmod +x "$stubs"/*
 # setup_host WITH_SRC ENV...: run setup-host on the stock deb822 fixture
 # (with deb-src already in it if WITH_SRC is 1) with the stand-ins; its
 # output in $out, exit status in $rc, apt calls in $calls.
+setup_runs=0
 setup_host() {
-	fixture "setup-$((${#results[@]}))"
+	setup_runs=$((setup_runs + 1))
+	fixture "setup-$setup_runs"
 	stock_deb822
 	(($1)) && sed -i 's/^Types: deb$/Types: deb deb-src/' "$root/etc/apt/sources.list.d/debian.sources"
 	shift
@@ -246,7 +248,7 @@ if ((EUID == 0)); then
 		"exit $rc, said '$out'"
 else
 	for d in "setup-host on a stock deb822 host" "all in place" "empty package lists" "apt-get update fails"; do
-		results+=("ok $((${#results[@]} + 1)) $d # SKIP needs root")
+		ktap_test_skip "$d" "needs root"
 	done
 fi
 
@@ -282,6 +284,4 @@ trap_says "ERR trap: a failure inside a function names the function's line" func
 trap_says "ERR trap: a failed command substitution is reported once, with its status" substitution 3 \
 	"sourced: error: line 8: 'x=\$(exit 3)' failed (exit 3)"
 
-echo "KTAP version 1"
-echo "1..${#results[@]}"
-printf '%s\n' "${results[@]}"
+ktap_finished

@@ -7,33 +7,32 @@ scratch=$(mktemp -d "$top/build/failure-paths.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 export DMA32_LOGS=$scratch/logs
 run_guest=$top/scripts/run-guest
+# shellcheck source=scripts/ktap_helpers.sh
+. "$top/scripts/ktap_helpers.sh"
 
-n=0
 # expect DESCRIPTION WANT_RC STDERR_REGEX COMMAND...: the command exits with
 # WANT_RC ('nonzero' for any failure) and its stderr matches the regex
 # (an empty regex checks nothing).
 expect() {
 	local desc=$1 want=$2 regex=$3 rc=0
 	shift 3
-	n=$((n + 1))
 	"$@" >"$scratch/out" 2>"$scratch/err" </dev/null || rc=$?
 	if { [[ $want == nonzero ]] && ((rc != 0)) || [[ $want == "$rc" ]]; } &&
 		{ [[ -z $regex ]] || grep -qE -- "$regex" "$scratch/err"; }; then
-		echo "ok $n $desc"
+		ktap_test_pass "$desc"
 	else
-		echo "not ok $n $desc # exit $rc, stderr: $(head -c 300 "$scratch/err" | tr '\n' ' ')"
+		ktap_test_fail "$desc" "exit $rc, stderr: $(head -c 300 "$scratch/err")"
 	fi
 }
 # stdout_is DESCRIPTION WANT COMMAND...: the command succeeds printing WANT.
 stdout_is() {
 	local desc=$1 want=$2 rc=0 got
 	shift 2
-	n=$((n + 1))
 	got=$("$@" 2>"$scratch/err" </dev/null) || rc=$?
 	if ((rc == 0)) && [[ $got == "$want" ]]; then
-		echo "ok $n $desc"
+		ktap_test_pass "$desc"
 	else
-		echo "not ok $n $desc # exit $rc, stdout '$got', stderr: $(head -c 300 "$scratch/err" | tr '\n' ' ')"
+		ktap_test_fail "$desc" "exit $rc, stdout '$got', stderr: $(head -c 300 "$scratch/err")"
 	fi
 }
 
@@ -42,18 +41,14 @@ stdout_is() {
 one_line_error() {
 	local desc=$1 regex=$2 rc=0 lines
 	shift 2
-	n=$((n + 1))
 	"$@" >"$scratch/out" 2>"$scratch/err" </dev/null || rc=$?
 	lines=$(wc -l <"$scratch/err")
 	if ((rc != 0 && lines == 1)) && grep -qE -- "$regex" "$scratch/err"; then
-		echo "ok $n $desc"
+		ktap_test_pass "$desc"
 	else
-		echo "not ok $n $desc # exit $rc, $lines stderr lines: $(head -c 300 "$scratch/err" | tr '\n' ' ')"
+		ktap_test_fail "$desc" "exit $rc, $lines stderr lines: $(head -c 300 "$scratch/err")"
 	fi
 }
-
-echo "KTAP version 1"
-echo "1..21"
 
 # A kernel patch that does not apply: the build stops and names it.
 mkdir -p "$scratch/patches"
@@ -129,7 +124,6 @@ one_line_error "fuzz rejects an unknown option in one line" \
 
 # A run-guest stopped by a signal (Ctrl-C, a killed test run) takes its
 # QEMU with it.
-n=$((n + 1))
 "$run_guest" --log failure-paths-sigterm --timeout 120 --run 'sleep 600' >/dev/null 2>&1 &
 guest=$!
 qemu_running() { pgrep -f -- "failure-paths-sigterm.console.log" >/dev/null; }
@@ -140,8 +134,11 @@ rc=0
 wait "$guest" || rc=$?
 for _ in $(seq 100); do qemu_running || break; sleep 0.1; done
 if [[ $started == yes ]] && ! qemu_running && ((rc != 0)); then
-	echo "ok $n run-guest killed by SIGTERM stops its QEMU"
+	ktap_test_pass "run-guest killed by SIGTERM stops its QEMU"
 else
-	echo "not ok $n run-guest killed by SIGTERM stops its QEMU # QEMU started: $started, run-guest exit $rc, QEMU left: $(qemu_running && echo yes || echo no)"
+	ktap_test_fail "run-guest killed by SIGTERM stops its QEMU" \
+		"QEMU started: $started, run-guest exit $rc, QEMU left: $(qemu_running && echo yes || echo no)"
 	pkill -f -- "failure-paths-sigterm.console.log" || true
 fi
+
+ktap_finished

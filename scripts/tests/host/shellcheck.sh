@@ -5,15 +5,14 @@ cd "$(dirname "$0")/../../.."
 mapfile -t scripts < <(git ls-files | while read -r f; do
 	[[ -f $f ]] && head -n1 "$f" | grep -qE '^#!.*(ba)?sh' && echo "$f"
 done)
-echo "KTAP version 1"
-echo "1..${#scripts[@]}"
-n=0
+# shellcheck source=scripts/ktap_helpers.sh
+. scripts/ktap_helpers.sh
 for f in "${scripts[@]}"; do
-	n=$((n + 1))
 	if out=$(shellcheck -x "$f" 2>&1); then
-		echo "ok $n shellcheck $f"
+		ktap_test_pass "shellcheck $f"
 	else
-		echo "not ok $n shellcheck $f"
-		while IFS= read -r line; do echo "# $line"; done <<<"$out"
+		ktap_test_fail "shellcheck $f"
+		ktap_print_lines <<<"$out"
 	fi
 done
+ktap_finished

@@ -1,0 +1,47 @@
+# shellcheck shell=sh
+# KTAP output for the project's shell suites, after the kernel's
+# tools/testing/selftests/kselftest/ktap_helpers.sh and with its function
+# names. One difference: results are held until ktap_finished, which then
+# prints the header, the plan counted from them, and the results numbered in
+# order. So no suite writes its plan by hand, and a result reported from a
+# subshell ($(...), a pipeline) is still counted. POSIX sh: bash on the host
+# and busybox sh in the guest both source it.
+#
+#   ktap_test_pass DESCRIPTION
+#   ktap_test_fail DESCRIPTION [REASON]
+#   ktap_test_skip DESCRIPTION REASON
+#   ktap_test_result DESCRIPTION STATUS [REASON]   pass when STATUS is 0
+#   ktap_print_msg TEXT...                         one diagnostic line
+#   ktap_print_lines < FILE                        each line as a diagnostic
+#   ktap_finished                                  print everything, exit 0
+# shellcheck disable=SC2317 # the functions are called by the suites
+
+KTAP_RESULTS=$(mktemp "${TMPDIR:-/tmp}/ktap.XXXXXX") || {
+	echo "ktap_helpers: cannot create a results file in ${TMPDIR:-/tmp}" >&2
+	exit 1
+}
+
+# One line of a result or diagnostic, newlines in it folded into spaces so
+# that a multi-line reason cannot break the KTAP stream.
+ktap_line_() { printf '%s\n' "$(printf '%s' "$*" | tr '\n' ' ')" >>"$KTAP_RESULTS"; }
+
+ktap_test_pass() { ktap_line_ "ok @ $1"; }
+ktap_test_fail() { ktap_line_ "not ok @ $1${2:+ # $2}"; }
+ktap_test_skip() { ktap_line_ "ok @ $1 # SKIP $2"; }
+ktap_test_result() {
+	if [ "$2" = 0 ]; then
+		ktap_test_pass "$1"
+	else
+		ktap_test_fail "$1" "${3:-}"
+	fi
+}
+ktap_print_msg() { ktap_line_ "# $*"; }
+ktap_print_lines() { sed 's/^/# /' >>"$KTAP_RESULTS"; }
+
+ktap_finished() {
+	echo "KTAP version 1"
+	echo "1..$(grep -cE '^(not )?ok @ ' "$KTAP_RESULTS")"
+	awk '/^(not )?ok @ / { sub(/@/, ++n) } { print }' "$KTAP_RESULTS"
+	rm -f "$KTAP_RESULTS"
+	exit 0
+}
