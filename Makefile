@@ -51,7 +51,8 @@ DRIVER_TESTS   := $(addprefix $(B)/guest/,dma32demo-ioctls dma32demo-fuzz dma32d
 # The demo's aging and pressure tool, static for the guest.
 PRESSURE       := $(B)/guest/dma32-pressure
 USER_CFLAGS    := -static -O2 -Wall -Wextra -Werror -I driver -I driver/uapi -I qemu-device
-GUEST_FILES    := $(wildcard */tests/guest/*) $(shell find guest-image/rootfs -type f)
+GUEST_FILES    := $(wildcard */tests/guest/*) scripts/ktap_helpers.sh \
+		  $(shell find guest-image/rootfs -type f)
 
 # The demo: guest results (raw/), judged into results.json, rendered into
 # report.md, the plot and one memory map per boot; make bench's bench.md

@@ -24,8 +24,8 @@ dma32demo-ioctls >/tmp/st.txt 2>&1
 strc=$?
 while IFS= read -r line; do
 	case $line in
-	"ok - "*) n=$((n + 1)); echo "ok $n ${line#ok - }" >>"$out" ;;
-	"not ok - "*) n=$((n + 1)); echo "not ok $n ${line#not ok - }" >>"$out" ;;
+	"ok - "*) ok "${line#ok - }" ;;
+	"not ok - "*) ktap_test_fail "${line#not ok - }" ;;
 	*) diag "$line" ;;
 	esac
 done </tmp/st.txt

@@ -55,17 +55,7 @@ check "fuzz: 0 mismatched bytes in requests that succeeded" $? "$sum"
 echo "$sum" | grep -q ' unexpected 0$'
 check "fuzz: 0 unexpected results" $? "$sum"
 
-# Every strategy still works
-bad=
-for strat in coherent streaming streaming-dma32 user; do
-	for op in fill checksum copy; do
-		j=$(dma32ctl run --strategy $strat --op $op --size 96K --count 3 --verify --json 2>&1) ||
-			bad="$bad $strat/$op: $j"
-		[ "$(jget buffers_verified "$j")" = 3 ] || bad="$bad $strat/$op: $j"
-	done
-done
-[ -z "$bad" ]
-check "after the fuzzer, every strategy x op verifies" $? "$bad"
+check_every_strategy_verifies "after the fuzzer, every strategy x op verifies" 96K 3
 
 check_only_ring_held
 used=$(cat /sys/kernel/debug/swiotlb/io_tlb_used 2>/dev/null || echo 0)

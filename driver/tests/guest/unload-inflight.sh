@@ -118,14 +118,6 @@ rmmod dma32demo
 check "rmmod after the unbind" $? "rmmod failed"
 insmod $ko
 check "insmod after unbind and rmmod" $? "insmod failed"
-bad=
-for strat in coherent streaming streaming-dma32 user; do
-	for op in fill checksum copy; do
-		j=$(dma32ctl run --strategy $strat --op $op --size 128K --count 2 --verify --json 2>&1) ||
-			bad="$bad $strat/$op: $j"
-	done
-done
-[ -z "$bad" ]
-check "every strategy x op verifies on the fresh module" $? "$bad"
+check_every_strategy_verifies "every strategy x op verifies on the fresh module" 128K 2
 
 finish

@@ -4,17 +4,15 @@
 # the module unloads cleanly. Default boot: q35, 6 GiB, our device.
 # run-guest: --mem 6G
 
-n=0
-fails=0
-check() { # check DESCRIPTION COMMAND...
+# shellcheck source=scripts/ktap_helpers.sh
+. /tests/lib/ktap_helpers.sh
+check() { # check DESCRIPTION COMMAND...: the reason is what COMMAND said
 	desc=$1
 	shift
-	n=$((n + 1))
 	if "$@" >/tmp/check.out 2>&1; then
-		echo "ok $n $desc"
+		ktap_test_pass "$desc"
 	else
-		echo "not ok $n $desc # $(tr '\n' ' ' </tmp/check.out | cut -c1-200)"
-		fails=$((fails + 1))
+		ktap_test_fail "$desc" "$(cut -c1-200 </tmp/check.out)"
 	fi
 }
 
@@ -63,8 +61,6 @@ unload_clean() {
 	insmod /lib/modules/dma32demo.ko && bound_to_driver
 }
 
-echo "KTAP version 1"
-echo "1..8"
 check "zone DMA populated" zone_present DMA
 check "zone DMA32 populated" zone_present DMA32
 check "zone Normal populated" zone_present Normal
@@ -73,4 +69,4 @@ check "dma32-demo device enumerated (1af4:10f3)" our_device
 check "lspci shows the device" lspci_shows
 check "module dma32demo bound to the device" bound_to_driver
 check "module unloads and reloads cleanly" unload_clean
-exit 0
+ktap_finished

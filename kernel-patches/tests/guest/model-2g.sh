@@ -20,8 +20,6 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-echo "KTAP version 1"
-echo "1..21"
 check "dma_coherent_model=2.6.14 dma32=off on the command line" \
 	sh -c 'grep -q "dma_coherent_model=2.6.14" /proc/cmdline && grep -q "dma32=off" /proc/cmdline'
 check "boot log says the model is in force" \
@@ -41,7 +39,7 @@ if ! command -v dma32ctl >/dev/null 2>&1; then
 		"nothing held after the unbind" "rebind" "a streaming request verifies"; do
 		skip "$t" "dma32ctl not available"
 	done
-	exit 0
+	ktap_finished
 fi
 
 # (a) while there is free memory below 4 GiB
@@ -54,7 +52,7 @@ check "(a) first: 16 x 256 KiB verified, all ordinary pages below 4 GiB (Normal,
 dma32-pressure --leave 2048 >/tmp/pressure.out 2>&1 &
 ppid=$!
 while kill -0 $ppid 2>/dev/null && ! grep -q pressure: /tmp/pressure.out; do sleep 1; done
-sed 's/^/# /' /tmp/pressure.out
+ktap_print_lines </tmp/pressure.out
 check "dma32-pressure holds all but 2 GiB of free memory" kill -0 $ppid
 
 # Exhaustion: far more than the three steps can give
@@ -66,7 +64,7 @@ bufs=$(jget buffers "$j")
 b=$(($(jget DMA "$j") / 64))
 cc=$(($(c io_tlb_coherent_allocs) - a0))
 a=$((bufs - b - cc))
-echo "# before ENOMEM: $bufs buffers = $((bufs / 4)) MiB; (a) ordinary $a = $((a / 4)) MiB," \
+ktap_print_msg "before ENOMEM: $bufs buffers = $((bufs / 4)) MiB; (a) ordinary $a = $((a / 4)) MiB," \
 	"(b) ZONE_DMA $b = $((b / 4)) MiB, (c) swiotlb pool $cc = $((cc / 4)) MiB"
 check "no page above 4 GiB" eq "$(jget pages_above_4g "$j")" 0
 check "the $a from (a) and the $cc from the pool are ZONE_NORMAL pages, the rest ZONE_DMA" \
@@ -85,7 +83,7 @@ a0=$(c io_tlb_coherent_allocs)
 runj --strategy coherent --op fill --size 256K --count 256 --verify
 cc=$(($(c io_tlb_coherent_allocs) - a0))
 b=$(($(jget DMA "$j") / 64))
-echo "# verified request: (a) $((256 - b - cc)), (b) $b, (c) $cc buffers"
+ktap_print_msg "verified request: (a) $((256 - b - cc)), (b) $b, (c) $cc buffers"
 check "256 x 256 KiB verified, from ZONE_DMA and the pool too" \
 	sh -c "[ '$(jget ok "$j")' = true ] && [ '$(jget buffers_verified "$j")' = 256 ] && [ $b -gt 0 ] && [ $cc -gt 0 ]"
 # The driver counts a coherent buffer whose handle lies in the pool: as
@@ -114,12 +112,12 @@ while [ $i -lt 50 ]; do
 	prev=$held i=$((i + 1))
 done
 bytes=$(c io_tlb_coherent_bytes) used=$(c io_tlb_used)
-echo "# stalled request holds $held pool buffers, $bytes bytes; io_tlb_used $used slots"
+ktap_print_msg "stalled request holds $held pool buffers, $bytes bytes; io_tlb_used $used slots"
 check "held during a stalled request: $held buffers x 256 KiB == io_tlb_coherent_bytes == io_tlb_used slots" \
 	sh -c "[ $held -gt 0 ] && [ $bytes = $((held * 262144)) ] && [ $used = $((bytes / 2048)) ]"
 check "unbind during the stall returns" sh -c "echo $dev >/sys/bus/pci/drivers/dma32demo/unbind"
 wait $pid
-sed 's/^/# /' /tmp/stall.json
+ktap_print_lines </tmp/stall.json
 check "after the unbind nothing is held in the pool (held, bytes, io_tlb_used)" \
 	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_used)" "0 0 0"
 echo "$dev" >/sys/bus/pci/drivers/dma32demo/bind
@@ -129,4 +127,4 @@ check "a streaming request still bounces through the pool and verifies" \
 	sh -c "[ '$(jget ok "$j")' = true ] && [ $(jget bounced "$j") -gt 0 ] && [ $(c io_tlb_used) = $(($(c io_tlb_coherent_bytes) / 2048)) ]"
 kill $ppid
 wait $ppid
-exit 0
+ktap_finished

@@ -7,8 +7,6 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-echo "KTAP version 1"
-echo "1..6"
 check "the value is rejected in the boot log" \
 	logged 'dma_coherent_model=2.6.15: neither "2.6.14" nor "default", ignored'
 check "the generic early-parameter complaint too" logged "Malformed early option 'dma_coherent_model'"
@@ -18,7 +16,7 @@ if ! command -v dma32ctl >/dev/null 2>&1; then
 	skip "16 x 256 KiB of 32-bit coherent memory, verified" "dma32ctl not available"
 	skip "all of it from ZONE_DMA, zone_dma_fallbacks +16" "dma32ctl not available"
 	skip "the pool's coherent counters stay at 0" "dma32ctl not available"
-	exit 0
+	ktap_finished
 fi
 f0=$(fallbacks)
 runj --strategy coherent --op fill --size 256K --count 16 --verify
@@ -28,4 +26,4 @@ check "all of it from ZONE_DMA, zone_dma_fallbacks +16" \
 	eq "$(jget DMA "$j") $(($(fallbacks) - f0))" "1024 16"
 check "the pool's coherent counters stay at 0 (held, bytes, allocs, full)" \
 	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_coherent_allocs) $(c io_tlb_coherent_full)" "0 0 0 0"
-exit 0
+ktap_finished

@@ -10,8 +10,6 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-echo "KTAP version 1"
-echo "1..6"
 check "boot log says the model is in force" \
 	logged "dma-direct: coherent memory as in 2.6.14: an ordinary page, else ZONE_DMA, else the swiotlb pool"
 check "no RAM above 4 GiB: Normal ends below pfn 1048576" test "$(zend Normal)" -le 1048576
@@ -20,7 +18,7 @@ if ! command -v dma32ctl >/dev/null 2>&1; then
 	skip "256 x 256 KiB (64 MiB) of 32-bit coherent memory, verified" "dma32ctl not available"
 	skip "every buffer from step (a): no ZONE_DMA page, zone_dma_fallbacks unchanged" "dma32ctl not available"
 	skip "1024 x 256 KiB (256 MiB) too" "dma32ctl not available"
-	exit 0
+	ktap_finished
 fi
 f0=$(fallbacks)
 runj --strategy coherent --op fill --size 256K --count 256 --verify
@@ -31,4 +29,4 @@ check "every buffer from step (a): no ZONE_DMA page, zone_dma_fallbacks unchange
 runj --strategy coherent --op fill --size 256K --count 1024
 check "1024 x 256 KiB (256 MiB) too, none from ZONE_DMA" \
 	sh -c "[ '$(jget ok "$j")' = true ] && [ '$(jget DMA "$j")' = 0 ]"
-exit 0
+ktap_finished

@@ -29,16 +29,14 @@ bounces() { allok "$1" && [ "$2" -gt 0 ]; }
 reset_all() { for f in $C; do echo 0 > "$D/$f" || return 1; done; }
 all_zero() {
 	for f in $C $G; do
-		[ "$(c "$f")" = 0 ] || { echo "# $f = $(c "$f")"; return 1; }
+		[ "$(c "$f")" = 0 ] || { ktap_print_msg "$f = $(c "$f")"; return 1; }
 	done
 }
 # run OUT ARGS...: one dma32ctl request, JSON to OUT
-run() { o=$1; shift; dma32ctl run "$@" --json > "$o" 2>&1; sed 's/^/# /' "$o"; }
+run() { o=$1; shift; dma32ctl run "$@" --json > "$o" 2>&1; ktap_print_lines <"$o"; }
 mkdir -p "${TMPDIR:-/tmp}"
 T=${TMPDIR:-/tmp}/kp-swiotlb.$$
 
-echo "KTAP version 1"
-echo "1..16"
 missing=
 for f in $C $G io_tlb_used io_tlb_nslabs; do [ -e "$D/$f" ] || missing="$missing $f"; done
 check "counter files exist under swiotlb/" eq "$missing" ""
@@ -61,7 +59,7 @@ if ! command -v dma32ctl >/dev/null 2>&1; then
 		"no mapping refused, for any cause"; do
 		skip "$d" "dma32ctl not available"
 	done
-	exit 0
+	ktap_finished
 fi
 
 reset_all
@@ -110,4 +108,4 @@ check "nothing left mapped, high-water mark rose" \
 check "no mapping refused, for any cause" \
 	eq "$(c io_tlb_full) $(c io_tlb_too_big) $(c io_tlb_align_fail)" "0 0 0"
 rm -f "$T".*
-exit 0
+ktap_finished

@@ -10,27 +10,25 @@
 C="io_tlb_bounced io_tlb_bounced_bytes_map io_tlb_bounced_bytes_sync io_tlb_full io_tlb_too_big io_tlb_align_fail io_tlb_used_hiwater io_tlb_coherent_allocs io_tlb_coherent_full io_tlb_coherent_held io_tlb_coherent_bytes"
 all_zero() {
 	for f in $C; do
-		[ "$(c "$f")" = 0 ] || { echo "# $f = $(c "$f")"; return 1; }
+		[ "$(c "$f")" = 0 ] || { ktap_print_msg "$f = $(c "$f")"; return 1; }
 	done
 }
 
-echo "KTAP version 1"
-echo "1..4"
 check "swiotlb_stats=off is on the command line" grep -qw 'swiotlb_stats=off' /proc/cmdline
 if ! command -v dma32ctl >/dev/null 2>&1; then
 	skip "streaming fill succeeds and bounces" "dma32ctl not available"
 	skip "every counter stays at 0" "dma32ctl not available"
 	skip "nothing left mapped" "dma32ctl not available"
-	exit 0
+	ktap_finished
 fi
 mkdir -p "${TMPDIR:-/tmp}"
 T=${TMPDIR:-/tmp}/kp-stats-off.$$
 dma32ctl run --strategy streaming --op fill --size 262144 --count 8 --verify --json >"$T" 2>&1
 r=$?
-sed 's/^/# /' "$T"
+ktap_print_lines <"$T"
 b=$(sed -n 's/.*"bounced"[ ]*:[ ]*\([0-9]*\).*/\1/p' "$T" | head -n 1)
 check "streaming fill succeeds and bounces" test "$r" = 0 -a "${b:-0}" -gt 0
 check "every counter stays at 0" all_zero
 check "nothing left mapped" eq "$(c io_tlb_used)" 0
 rm -f "$T"
-exit 0
+ktap_finished

@@ -5,10 +5,8 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-echo "KTAP version 1"
-echo "1..4"
 check "rounding logged" logged "dma32=17M: rounded down to 16M"
 check "DMA32 spans 0 pages" eq "$(zf DMA32 spanned)" 0
 check "Normal starts at 16M (start_pfn: 4096)" eq "$(zf Normal start_pfn)" 4096
 check "boot log states the layout" logged "ZONE_DMA32: empty (dma32=17M)"
-exit 0
+ktap_finished

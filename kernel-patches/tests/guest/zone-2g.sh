@@ -6,12 +6,10 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-echo "KTAP version 1"
-echo "1..5"
 check "DMA32 starts at 16M (pfn 4096)" eq "$(zf DMA32 start_pfn)" 4096
 check "DMA32 ends at 2G (pfn 524288)" eq "$(zend DMA32)" 524288
 check "Normal starts at 2G (pfn 524288)" eq "$(zf Normal start_pfn)" 524288
 check "DMA32 has present pages" test "$(zf DMA32 present)" -gt 0
 check "boot log states the layout" \
 	logged "ZONE_DMA32: [mem 0x0000000001000000-0x000000007fffffff] (dma32=2G), 2031 MiB of RAM; [mem 0x0000000080000000-0x00000000ffffffff] is ZONE_NORMAL, 0 MiB of RAM"
-exit 0
+ktap_finished

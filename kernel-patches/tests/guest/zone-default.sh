@@ -5,8 +5,6 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-echo "KTAP version 1"
-echo "1..8"
 check "no dma32= on the command line" sh -c '! grep -q "dma32=" /proc/cmdline'
 check "DMA32 starts at 16M (pfn 4096)" eq "$(zf DMA32 start_pfn)" 4096
 check "DMA32 ends at 4G (pfn 1048576)" eq "$(zend DMA32)" 1048576
@@ -22,8 +20,8 @@ else
 fi
 f=/sys/kernel/debug/dma_direct/zone_dma_fallbacks
 if [ ! -e "$f" ]; then
-	nok "no coherent allocation fell back to ZONE_DMA" "$f missing"
+	ktap_test_fail "no coherent allocation fell back to ZONE_DMA" "$f missing"
 else
 	check "no coherent allocation fell back to ZONE_DMA" eq "$(cat "$f")" 0
 fi
-exit 0
+ktap_finished

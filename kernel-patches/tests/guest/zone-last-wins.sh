@@ -5,11 +5,9 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-echo "KTAP version 1"
-echo "1..4"
 check "rejection of the last one logged" logged "dma32=banana: neither"
 check "DMA32 ends at 2G (pfn 524288)" eq "$(zend DMA32)" 524288
 check "Normal starts at 2G (pfn 524288)" eq "$(zf Normal start_pfn)" 524288
 check "boot log names the value in force" \
 	logged "ZONE_DMA32: [mem 0x0000000001000000-0x000000007fffffff] (dma32=2G)"
-exit 0
+ktap_finished

@@ -5,8 +5,6 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-echo "KTAP version 1"
-echo "1..9"
 check "dma32=off on the command line" grep -q "dma32=off" /proc/cmdline
 check "DMA32 has 0 present pages" eq "$(zf DMA32 present)" 0
 check "DMA32 spans 0 pages" eq "$(zf DMA32 spanned)" 0
@@ -30,4 +28,4 @@ else
 	check "it was served from ZONE_DMA (zone_dma_fallbacks rose)" \
 		test "$(cat "$f")" -gt "$before"
 fi
-exit 0
+ktap_finished

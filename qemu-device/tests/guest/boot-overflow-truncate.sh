@@ -5,4 +5,4 @@
 # shellcheck source=qemu-device/tests/guest/boot-check.sh.inc
 . "$(dirname "$0")/boot-check.sh.inc"
 boot_check 32 32 truncate
-exit 0
+ktap_finished

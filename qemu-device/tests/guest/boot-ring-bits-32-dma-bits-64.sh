@@ -5,4 +5,4 @@
 # shellcheck source=qemu-device/tests/guest/boot-check.sh.inc
 . "$(dirname "$0")/boot-check.sh.inc"
 boot_check 64 32 fault
-exit 0
+ktap_finished

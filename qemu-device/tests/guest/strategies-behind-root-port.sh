@@ -9,10 +9,10 @@
 dev=/sys/bus/pci/devices/0000:01:00.0
 id="$(cat $dev/vendor 2>/dev/null):$(cat $dev/device 2>/dev/null)"
 if [ "$id" != 0x1af4:0x10f3 ]; then
-	echo "KTAP version 1"
-	echo "1..1"
-	echo "not ok 1 the device sits behind the root port at 0000:01:00.0 # found '$id'; $(lspci -n | tr '\n' ' ')"
-	exit 1
+	# shellcheck source=scripts/ktap_helpers.sh
+	. /tests/lib/ktap_helpers.sh
+	ktap_test_fail "the device sits behind the root port at 0000:01:00.0" "found '$id'; $(lspci -n)"
+	ktap_finished
 fi
 port=$(basename "$(dirname "$(readlink -f $dev)")")
 echo "# dma32-demo at 0000:01:00.0, behind the root port $port"
