@@ -1,7 +1,8 @@
 # dma32-demo: build everything from Debian's packages, boot it, measure it.
 #
 #   make demo    set up the host, build, run the reviewer's demo (ONLY=REGEX:
-#                only the scenarios whose name matches)
+#                only the scenarios whose name matches); the headline rows
+#                run on both guest kernels
 #   make report  re-render build/report/ from the last demo's guest results
 #   make test    set up the host, build, run every test (host and guest)
 #   make bench   benchmarks (ratios measured in one run)
@@ -11,6 +12,12 @@
 #
 #   make test ONLY=REGEX   only the suites whose name (driver/guest/fuzz,
 #                          qemu-device/qtest, ...) matches REGEX
+#   KERNEL=6.12            boot the guest kernel from linux-source-6.12 (and
+#                          kernel-patches/6.12/) instead of 6.1, the default:
+#                          make test KERNEL=6.12 runs every plain-kernel suite
+#                          there (the debug kernel stays 6.1); plain make test
+#                          runs the series' suites and the driver's strategy
+#                          suite on 6.12 as well
 #
 # Each output knows its real inputs: a second `make test` with nothing
 # changed rebuilds nothing; touching a driver file rebuilds the module and
@@ -19,13 +26,27 @@
 SHELL := /bin/bash
 B := build
 
-BZIMAGE   := $(B)/linux/arch/x86/boot/bzImage
+# The guest kernels, one per Debian linux-source package, each with its own
+# series (kernel-patches/<version>/), tree, module and initramfs: build/linux,
+# build/driver, build/guest for 6.1; the same with -6.12 for 6.12 (the
+# suffix scripts/lib.sh's kernel_dirs gives).
+KERNELS := 6.1 6.12
+KERNEL  ?= 6.1
+$(if $(filter-out 1,$(words $(KERNEL)))$(filter-out $(KERNELS),$(KERNEL)),\
+  $(error KERNEL=$(KERNEL) is not one of: $(KERNELS)))
+export DMA32_KERNEL := $(KERNEL)
+kernel_suffix = $(if $(filter 6.1,$(1)),,-$(1))
+$(foreach k,$(KERNELS),$(eval BZIMAGE_$(k) := $(B)/linux$(call kernel_suffix,$(k))/arch/x86/boot/bzImage))
+$(foreach k,$(KERNELS),$(eval MODULE_$(k) := $(B)/driver$(call kernel_suffix,$(k))/dma32demo.ko))
+$(foreach k,$(KERNELS),$(eval INITRAMFS_$(k) := $(B)/guest$(call kernel_suffix,$(k))/initramfs.cpio))
+# The one the demo, bench and shell boot.
+BZIMAGE   := $(BZIMAGE_$(KERNEL))
+MODULE    := $(MODULE_$(KERNEL))
+INITRAMFS := $(INITRAMFS_$(KERNEL))
 QEMU      := $(B)/qemu/build/qemu-system-x86_64
 # The same QEMU built with -fsanitize=address,undefined, for the device fuzzer.
 QEMU_SAN  := $(B)/qemu/build-san/qemu-system-x86_64
-MODULE    := $(B)/driver/dma32demo.ko
 DMA32CTL  := $(B)/guest/dma32ctl
-INITRAMFS := $(B)/guest/initramfs.cpio
 SETUP     := $(B)/.setup-done
 # The debug kernel (KASAN, kmemleak, DMA-API debug, lockdep) that make test
 # boots, with the module built against it and its own initramfs.
@@ -38,7 +59,6 @@ CHECKER_MODULES := $(B)/linux-debug/samples/kmemleak/kmemleak-test.ko \
 		   $(B)/linux-debug/mm/kasan/kasan_test_module.ko
 
 REGS_H         := qemu-device/dma32-demo-regs.h
-KERNEL_PATCHES := $(sort $(wildcard kernel-patches/*.patch))
 QEMU_SOURCES   := $(wildcard qemu-device/*.c qemu-device/*.h) \
 		  qemu-device/trace-events qemu-device/graft-into-qemu
 # The module's sources (the tool's are its own: DMA32CTL_SOURCES).
@@ -50,6 +70,8 @@ DMA32CTL_SOURCES := driver/dma32ctl.c $(USER_HEADERS)
 DRIVER_TESTS   := $(addprefix $(B)/guest/,dma32demo-ioctls dma32demo-fuzz dma32demo-stress)
 # The demo's aging and pressure tool, static for the guest.
 PRESSURE       := $(B)/guest/dma32-pressure
+# What every initramfs carries besides its module.
+GUEST_TOOLS    := $(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE)
 USER_CFLAGS    := -static -O2 -Wall -Wextra -Werror -I driver -I driver/uapi -I qemu-device
 GUEST_FILES    := $(wildcard */tests/guest/*) scripts/ktap_helpers.sh \
 		  $(shell find guest-image/rootfs -type f)
@@ -62,10 +84,12 @@ RESULTS     := $(REPORT)/results.json
 REPORT_MD   := $(REPORT)/report.md
 DEMO        := python3 -m demo
 
-.PHONY: all debug setup kernel qemu guest demo report test bench fuzz shell clean distclean
+.PHONY: all kernels debug setup kernel qemu guest demo report test bench fuzz shell clean distclean
 .DELETE_ON_ERROR:
 
 all: $(BZIMAGE) $(QEMU) $(INITRAMFS)
+# Both guest kernels: make test and make demo boot each.
+kernels: $(foreach k,$(KERNELS),$(BZIMAGE_$(k)) $(INITRAMFS_$(k)))
 debug: $(BZIMAGE_DEBUG) $(INITRAMFS_DEBUG) $(QEMU_SAN)
 setup: $(SETUP)
 kernel: $(BZIMAGE)
@@ -77,13 +101,29 @@ $(SETUP): scripts/setup-host
 	@scripts/setup-host
 	@touch $@
 
-$(BZIMAGE): $(KERNEL_PATCHES) guest-image/kernel.config scripts/build-kernel scripts/lib.sh | $(SETUP)
-	@scripts/build-kernel
-	@touch $@
+# guest_kernel VERSION: the rules for one guest kernel, its module and its
+# initramfs.
+define guest_kernel
+$(BZIMAGE_$(1)): $(wildcard kernel-patches/$(1)/*.patch) guest-image/kernel.config \
+		 scripts/build-kernel scripts/lib.sh | $(SETUP)
+	@scripts/build-kernel --version $(1)
+	@touch $$@
 
-$(BZIMAGE_DEBUG): $(KERNEL_PATCHES) guest-image/kernel.config guest-image/kernel-debug.config \
+$(MODULE_$(1)): $(DRIVER_SOURCES) $(BZIMAGE_$(1)) scripts/build-driver scripts/lib.sh
+	@scripts/build-driver --version $(1)
+	@touch $$@
+
+$(INITRAMFS_$(1)): $(MODULE_$(1)) $(GUEST_TOOLS) guest-image/init guest-image/build-initramfs \
+		   $(GUEST_FILES) | $(SETUP)
+	@echo "==> initramfs for the $(1) kernel ($$@)"
+	@mkdir -p $$(@D)
+	@guest-image/build-initramfs $$@ --module $(MODULE_$(1)) $(addprefix --tool ,$(GUEST_TOOLS))
+endef
+$(foreach k,$(KERNELS),$(eval $(call guest_kernel,$(k))))
+
+$(BZIMAGE_DEBUG): $(wildcard kernel-patches/6.1/*.patch) guest-image/kernel.config guest-image/kernel-debug.config \
 		  scripts/build-kernel scripts/lib.sh | $(SETUP)
-	@scripts/build-kernel --debug
+	@scripts/build-kernel --debug --version 6.1
 	@touch $@
 
 $(QEMU): $(QEMU_SOURCES) scripts/build-qemu scripts/lib.sh | $(SETUP)
@@ -93,10 +133,6 @@ $(QEMU): $(QEMU_SOURCES) scripts/build-qemu scripts/lib.sh | $(SETUP)
 # After $(QEMU): both share the extracted, grafted tree.
 $(QEMU_SAN): $(QEMU_SOURCES) scripts/build-qemu scripts/lib.sh $(QEMU) | $(SETUP)
 	@scripts/build-qemu --sanitizers
-	@touch $@
-
-$(MODULE): $(DRIVER_SOURCES) $(BZIMAGE) scripts/build-driver scripts/lib.sh
-	@scripts/build-driver
 	@touch $@
 
 # The user tool and the test programs, static for the guest: they need no
@@ -117,27 +153,21 @@ $(PRESSURE): guest-image/dma32-pressure.c | $(SETUP)
 	@gcc $(USER_CFLAGS) -o $@ $<
 
 $(MODULE_DEBUG): $(DRIVER_SOURCES) $(BZIMAGE_DEBUG) scripts/build-driver scripts/lib.sh
-	@scripts/build-driver --debug
+	@scripts/build-driver --debug --version 6.1
 	@touch $@
 
-$(INITRAMFS): $(MODULE) $(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE) guest-image/init guest-image/build-initramfs \
-	      $(GUEST_FILES) | $(SETUP)
-	@echo "==> initramfs ($@)"
-	@mkdir -p $(@D)
-	@guest-image/build-initramfs $@ --module $(MODULE) $(addprefix --tool ,$(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE))
-
-$(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE) $(BZIMAGE_DEBUG) guest-image/init \
+$(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(GUEST_TOOLS) $(BZIMAGE_DEBUG) guest-image/init \
 		    guest-image/build-initramfs $(GUEST_FILES) | $(SETUP)
 	@echo "==> initramfs for the debug kernel ($@)"
 	@mkdir -p $(@D)
 	@guest-image/build-initramfs $@ --module $(MODULE_DEBUG) \
-		$(addprefix --tool ,$(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE)) \
+		$(addprefix --tool ,$(GUEST_TOOLS)) \
 		$(addprefix --extra-module ,$(CHECKER_MODULES))
 
 # The guests run every time; judging and rendering only when their inputs
 # changed. Exits non-zero after printing everything when a guest failed or
 # a scenario was not as expected.
-demo: all
+demo: all kernels
 	@$(DEMO) collect $${ONLY:+--only "$$ONLY"}
 	@$(MAKE) --no-print-directory report
 	@$(DEMO) verdict
@@ -151,7 +181,7 @@ $(REPORT_MD): $(RESULTS) demo/render.py demo/memmap.py demo/table.py demo/report
 
 report: $(REPORT_MD)
 
-test: all debug
+test: all kernels debug
 	@scripts/run-tests $${ONLY:+--only "$$ONLY"}
 
 bench: all

@@ -111,6 +111,8 @@ def collect(raw, scenarios, sweep, guest_opts, top, on_boot=None):
                 "--log", "demo-" + boot.name, "--timeout", "180",
                 "--devices", str(boot.devices),
                 "--status", os.path.join(raw, boot.name + ".status.json")]
+        if boot.kernel:
+            args += ["--kernel-version", boot.kernel]
         if boot.kernel_args:
             args += ["--append", boot.kernel_args]
         if boot.device_props:

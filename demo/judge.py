@@ -346,6 +346,7 @@ def make_record(s, info, run, failure, status):
     zone_dma = ((res.get("counters") or {}).get("zone:DMA")) or {}
     rec = {
         "name": s.name, "boot": s.boot, "kind": s.kind,
+        "kernel": boot.kernel or table.KERNEL, "repeats_row": s.repeats_row or None,
         "machine": boot.machine, "mem": boot.mem, "kernel_args": boot.kernel_args,
         "device_props": boot.device_props, "qemu_args": boot.qemu_args,
         "shuffle": "random" if "page_alloc.shuffle=1" in boot.kernel_args.split() else None,
@@ -458,7 +459,8 @@ def judge(raw, versions_txt):
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": sel.get("seconds"),
         "kernel_counters_present": kernel_counters,
-        "boots": {b: {"machine": table.BOOT[b].machine, "mem": table.BOOT[b].mem,
+        "boots": {b: {"kernel": table.BOOT[b].kernel or table.KERNEL,
+                      "machine": table.BOOT[b].machine, "mem": table.BOOT[b].mem,
                       "devices": table.BOOT[b].devices,
                       "kernel_args": table.BOOT[b].kernel_args, "device_props": table.BOOT[b].device_props,
                       "qemu_args": table.BOOT[b].qemu_args,

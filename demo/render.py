@@ -144,7 +144,50 @@ def boot_desc(b):
     below = {"q35": "2 GiB", "pc": "3 GiB"}.get(b["machine"], "?")
     shuffle = "page_alloc.shuffle=1 (a new random order each boot)" if "page_alloc.shuffle=1" in b[
         "kernel_args"].split() else "no shuffle"
-    return "`-M %s -m %s` (%s below 4 GiB), %s" % (b["machine"], b["mem"], below, shuffle)
+    return "Linux %s, `-M %s -m %s` (%s below 4 GiB), %s" % (
+        b.get("kernel") or "?", b["machine"], b["mem"], below, shuffle)
+
+
+def outcome(r):
+    """A record in a few words: what the request did and what it took."""
+    if r is None:
+        return "not run"
+    if not r["guest_ok"]:
+        return "guest failed"
+    parts = ["ok" if r["ok"] else (r["errno"] or "failed")]
+    if r.get("swiotlb_bounced") is not None:
+        parts.append("%s bounced" % fmt(r["swiotlb_bounced"]))
+    if r.get("zone_dma_pages_used"):
+        parts.append("%s ZONE_DMA pages" % fmt(r["zone_dma_pages_used"]))
+    if r.get("coherent_swiotlb_bytes"):
+        parts.append("%s coherent in pool" % human_bytes(r["coherent_swiotlb_bytes"]))
+    return ", ".join(parts) + ("" if r["as_expected"] else " (**NOT as expected**)")
+
+
+def kernels_section(results):
+    """The headline rows on both guest kernels side by side, and where each
+    kernel put its swiotlb pool."""
+    recs = results["scenarios"]
+    by_name = {r["name"]: r for r in recs}
+    again = [r for r in recs if r.get("repeats_row")]
+    if not again:
+        return "(only one kernel in this run: no side-by-side rows.)"
+    first = (by_name.get(again[0]["repeats_row"]) or {}).get("kernel") or "?"
+    other = again[0]["kernel"]
+    out = ["| scenario | Linux %s | Linux %s |" % (first, other), "|---|---|---|"]
+    for r in again:
+        out.append("| `%s` | %s | %s |" % (r["repeats_row"], outcome(by_name.get(r["repeats_row"])), outcome(r)))
+    out += ["", "| boot | Linux %s: swiotlb pool | Linux %s: swiotlb pool |" % (first, other), "|---|---|---|"]
+    for name, b in results["boots"].items():
+        twin = results["boots"].get(name + "@" + other)
+        if twin is None:
+            continue
+
+        def pool(bb):
+            p = bb.get("swiotlb_pool")
+            return hexrange(p["start"], p["end"]) if p else "none announced"
+        out.append("| %s | %s | %s |" % (name, pool(b), pool(twin)))
+    return "\n".join(out)
 
 
 def hexrange(lo, hi):
@@ -239,6 +282,7 @@ def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None)
         table=table_txt,
         summary="\n".join("* " + s for s in summary),
         scenario_rows="\n".join(rows),
+        kernels=kernels_section(results),
         plot="![throughput](%s)" % img if img else "(no plot: %s)" % img_err,
         sweep_table="\n".join(sweep),
         claims="\n".join("* %s: **%s**." % (c["claim"], c["numbers"]) for c in results["claims"]),

@@ -9,7 +9,8 @@ To add a scenario: add a Scenario to SCENARIOS (and a Boot to BOOTS if it
 needs a new guest configuration), with a check function that returns
 (as_expected, what it showed). Nothing else needs to know about it.
 """
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 GIB4 = 1 << 32
@@ -53,6 +54,8 @@ class Boot:
     devices: int = 1
     # Run before the scenarios, to age the machine (PRESSURE below)
     prepare: str = ""
+    # Guest kernel (run-guest --kernel-version); "" is the demo's, KERNEL
+    kernel: str = ""
 
 
 # A machine that has been up a while, made honestly on a fresh guest:
@@ -384,6 +387,8 @@ class Scenario:
     kind: str = "claim"
     # Run the request on every device of the boot at once (per_device)
     all_devices: bool = False
+    # For a headline row repeated on the other kernel: the row it repeats
+    repeats_row: str = ""
 
 
 M, K = 1 << 20, 1 << 10
@@ -449,6 +454,30 @@ SCENARIOS = [
     Scenario("truncation-alias", "truncate", "truncation-alias", "fill", 16 * K, 1, True,
              "a truncating 32-bit device given 4.25 GiB writes 256 MiB, nothing else", ex_truncation),
 ]
+# Both guest kernels (Debian's linux-source-6.1 and -6.12, each with its
+# series from kernel-patches/): the demo runs on KERNEL (make demo
+# KERNEL=6.12 picks the other), and the headline rows run again, on the same
+# machines with the same settings, on OTHER_KERNEL, as NAME@OTHER_KERNEL,
+# side by side in the report.
+KERNEL = os.environ.get("DMA32_KERNEL") or "6.1"
+OTHER_KERNEL = "6.12" if KERNEL == "6.1" else "6.1"
+HEADLINE = ["dma32-coherent", "dma32-streaming", "dma32-streaming-dma32", "nodma32-coherent",
+            "nodma32-streaming-dma32", "bits31-swiotlb-streaming",
+            "many-before-streaming", "many-after-streaming-dma32"]
+
+
+def _on_other_kernel():
+    rows = [s for s in SCENARIOS if s.name in HEADLINE]
+    for name in sorted({s.boot for s in rows}, key=[b.name for b in BOOTS].index):
+        b = replace(BOOT[name], name=name + "@" + OTHER_KERNEL, kernel=OTHER_KERNEL, sweep={})
+        BOOTS.append(b)
+        BOOT[b.name] = b
+    SCENARIOS.extend(replace(s, name=s.name + "@" + OTHER_KERNEL, boot=s.boot + "@" + OTHER_KERNEL,
+                             repeats_row=s.name) for s in rows)
+
+
+_on_other_kernel()
+assert all(h in [s.name for s in SCENARIOS] for h in HEADLINE)
 for _s in SCENARIOS:
     assert _s.boot in BOOT, "scenario %s names an unknown boot %s" % (_s.name, _s.boot)
     assert _s.kind in ("claim", "guarantee"), _s.name

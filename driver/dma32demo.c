@@ -34,6 +34,11 @@
  * tell translated DMA from an identity mapping. None of it is needed to
  * move data; all of it is read-only. It ties the module to the kernel
  * version it is built for, which is how out-of-tree test drivers live.
+ *
+ * It builds against both guest kernels, Debian's 6.1 and 6.12; the two
+ * places where their internals differ are d32_swiotlb_pool() (6.6 moved
+ * the default pool into io_tlb_mem.defpool) and the unaligned-access
+ * header (6.12 moved it to <linux/unaligned.h>).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -62,7 +67,12 @@
 #include <linux/slab.h>
 #include <linux/swiotlb.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
 #include <asm/unaligned.h>
+#endif
 
 #define DMA32_DEMO_LE32 __le32
 #define DMA32_DEMO_LE64 __le64
@@ -742,6 +752,29 @@ static unsigned int d32_max_seg(struct d32_dev *dd)
 
 	max = min_t(size_t, max, dd->max_xfer);
 	return max_t(size_t, ALIGN_DOWN(max, PAGE_SIZE), PAGE_SIZE);
+}
+
+/*
+ * Where the device's swiotlb pool lies, [*start, *end); both 0 without one.
+ * With CONFIG_SWIOTLB_DYNAMIC (6.6 on) this is the default pool, the one
+ * the boot log announces; pools added at run time lie elsewhere.
+ */
+static void d32_swiotlb_pool(struct device *dev, phys_addr_t *start,
+			     phys_addr_t *end)
+{
+	*start = 0;
+	*end = 0;
+#ifdef CONFIG_SWIOTLB
+	if (!dev->dma_io_tlb_mem)
+		return;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	*start = dev->dma_io_tlb_mem->defpool.start;
+	*end = dev->dma_io_tlb_mem->defpool.end;
+#else
+	*start = dev->dma_io_tlb_mem->start;
+	*end = dev->dma_io_tlb_mem->end;
+#endif
+#endif
 }
 
 /*
@@ -1643,6 +1676,7 @@ out:
 
 static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg)
 {
+	phys_addr_t start, end;
 	struct dma32demo_info info = {
 		.id = DMA32_DEMO_ID_MAGIC,
 		.version = dd->version,
@@ -1673,10 +1707,9 @@ static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg)
 		info.flags |= DMA32DEMO_INFO_TRUNCATES;
 	if (is_swiotlb_active(dd->dev)) {
 		info.flags |= DMA32DEMO_INFO_SWIOTLB_ACTIVE;
-#ifdef CONFIG_SWIOTLB
-		info.swiotlb_start = dd->dev->dma_io_tlb_mem->start;
-		info.swiotlb_end = dd->dev->dma_io_tlb_mem->end;
-#endif
+		d32_swiotlb_pool(dd->dev, &start, &end);
+		info.swiotlb_start = start;
+		info.swiotlb_end = end;
 	}
 	strscpy(info.pci_name, pci_name(dd->pdev), sizeof(info.pci_name));
 
@@ -1770,7 +1803,7 @@ static const struct file_operations d32_fops = {
 	.release = d32_release,
 	.unlocked_ioctl = d32_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
+	/* No .llseek: d32_open()'s nonseekable_open() makes lseek ESPIPE. */
 };
 
 /* sysfs: /sys/bus/pci/devices/<BDF>/stats/ */
@@ -1911,6 +1944,7 @@ static int d32_read_caps(struct d32_dev *dd)
 
 static int d32_set_masks(struct d32_dev *dd)
 {
+	phys_addr_t start, end;
 	int ret;
 
 	dd->mask_bits = dd->dma_bits;
@@ -1969,15 +2003,13 @@ static int d32_set_masks(struct d32_dev *dd)
 	dd->dma_direct = d32_dma_is_direct(dd->dev);
 	if (dd->dma_direct && device_iommu_mapped(dd->dev))
 		dev_info(dd->dev, "IOMMU identity domain (passthrough): DMA addresses are physical, swiotlb bounces what the mask cannot reach\n");
-#ifdef CONFIG_SWIOTLB
+	d32_swiotlb_pool(dd->dev, &start, &end);
 	if (dd->dma_direct && is_swiotlb_active(dd->dev) &&
-	    dd->dev->dma_io_tlb_mem->end - 1 > DMA_BIT_MASK(dd->mask_bits)) {
+	    end - 1 > DMA_BIT_MASK(dd->mask_bits)) {
 		dd->bounce_beyond_mask = true;
 		dev_warn(dd->dev, "swiotlb pool [%pa-%pa] is beyond the %u-bit DMA mask: buffers it cannot reach will fail to map\n",
-			 &dd->dev->dma_io_tlb_mem->start,
-			 &dd->dev->dma_io_tlb_mem->end, dd->mask_bits);
+			 &start, &end, dd->mask_bits);
 	}
-#endif
 	return 0;
 }
 

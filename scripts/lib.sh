@@ -58,3 +58,30 @@ suite_guest_args() {
 		eval "suite_args+=(${line#\# run-guest:})"
 	done < <(grep -E '^# run-guest:' "$1" || true)
 }
+
+# The guest kernels: Debian's linux-source-<version> with the series in
+# kernel-patches/<version>/. 6.1 is the default (DMA32_KERNEL or --kernel-
+# version selects another); only 6.1 has a debug flavour.
+DMA32_KERNELS=(6.1 6.12)
+DMA32_KERNEL=${DMA32_KERNEL:-6.1}
+export DMA32_KERNEL
+
+# kernel_dirs VERSION FLAVOUR: the folders of that guest kernel, into
+# kernel_tree, driver_dir and guest_dir (build/linux, build/driver and
+# build/guest for 6.1 plain; -debug or -<version> appended otherwise, as the
+# Makefile names them), or die naming what is wrong.
+kernel_dirs() {
+	local version=$1 flavour=$2 suffix='' v known=0
+	for v in "${DMA32_KERNELS[@]}"; do [[ $v == "$version" ]] && known=1; done
+	((known)) || die "unknown kernel version '$version' (known: ${DMA32_KERNELS[*]})"
+	case $flavour in
+	plain) [[ $version == 6.1 ]] || suffix=-$version ;;
+	debug)
+		[[ $version == 6.1 ]] || die "the debug kernel is 6.1 only, not $version"
+		suffix=-debug ;;
+	*) die "unknown kernel flavour '$flavour'" ;;
+	esac
+	# shellcheck disable=SC2034 # read by the caller
+	kernel_tree=$DMA32_BUILD/linux$suffix driver_dir=$DMA32_BUILD/driver$suffix \
+		guest_dir=$DMA32_BUILD/guest$suffix
+}

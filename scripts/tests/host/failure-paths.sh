@@ -66,7 +66,7 @@ diff --git a/mm/no-such-file.c b/mm/no-such-file.c
  d
 PATCH
 expect "a kernel patch that does not apply fails the build, naming patch and log" nonzero \
-	'kernel patch 0001-does-not-apply.patch does not apply.*log: .*kernel-patch-0001-does-not-apply.patch.log' \
+	'kernel patch 0001-does-not-apply.patch does not apply.*log: .*linux-patch-0001-does-not-apply.patch.log' \
 	env DMA32_BUILD="$scratch/build" DMA32_PATCH_DIR="$scratch/patches" "$top/scripts/build-kernel"
 
 # A broken driver build: the step and its log are named.
@@ -74,7 +74,7 @@ cp -r "$top/driver" "$scratch/driver"
 rm -f "$scratch"/driver/*.o "$scratch"/driver/*.ko
 echo '#error deliberately broken by failure-paths.sh' >>"$scratch/driver/dma32demo.c"
 expect "a broken driver build fails naming the step and the log" nonzero \
-	"step 'build dma32demo.ko against the plain guest kernel' failed.*driver-plain-build.log" \
+	"step 'build dma32demo.ko against the plain 6.1 guest kernel' failed.*driver-plain-build.log" \
 	"$top/scripts/build-driver" "$scratch/driver"
 
 # run-guest: results, exit statuses, hangs, panics, bad options.
@@ -101,6 +101,14 @@ expect "run-guest rejects --smp 0" 1 "^run-guest: error: --smp '0' must be a num
 	"$run_guest" --smp 0 --run true
 expect "build-kernel rejects an unknown option" 1 "^build-kernel: error: unknown option" \
 	"$top/scripts/build-kernel" --bogus
+expect "build-kernel rejects an unknown kernel version" 1 \
+	"^build-kernel: error: unknown kernel version '5.10' \\(known: 6.1 6.12\\)" \
+	"$top/scripts/build-kernel" --version 5.10
+expect "build-kernel has a debug kernel for 6.1 only" 1 \
+	"^build-kernel: error: the debug kernel is 6.1 only, not 6.12" \
+	"$top/scripts/build-kernel" --debug --version 6.12
+expect "run-guest rejects an unknown --kernel-version" 1 \
+	"^run-guest: error: unknown kernel version '2.6.14'" "$run_guest" --kernel-version 2.6.14 --run true
 
 # The Makefile and the other commands: one clear line for bad input.
 one_line_error "make rejects an unknown target in one line" \
@@ -111,6 +119,10 @@ rm "$scratch/tree/driver/dma32ctl.c"
 one_line_error "make names a missing checked-in file in one line" \
 	"No rule to make target 'driver/dma32ctl.c', needed by '.*dma32ctl'" \
 	env -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/tree" -n demo
+one_line_error "make rejects an unknown KERNEL= in one line" \
+	"KERNEL=2.6.14 is not one of: 6.1 6.12" env -u MAKEFLAGS -u MAKELEVEL make -s -C "$top" -n all KERNEL=2.6.14
+one_line_error "run-tests rejects an unknown --kernel-version in one line" \
+	"^run-tests: error: unknown kernel version '4.4'" "$top/scripts/run-tests" --kernel-version 4.4
 one_line_error "run-tests rejects a bad --only regex in one line" \
 	"^run-tests: error: --only '\[' is not a valid regular expression" "$top/scripts/run-tests" --only '['
 one_line_error "run-tests says when --only matches no suite" \
