@@ -1,12 +1,14 @@
-"""Boot each guest configuration once and run its scenarios there.
+"""Boot each guest configuration (repeats times) and run its scenarios there.
 
 For every boot, raw/BOOT.out holds what the guest printed and
-raw/BOOT.status.json run-guest's outcome (run-guest --status). The guest
+raw/BOOT.status.json run-guest's outcome (run-guest --status); a repeated
+boot's later runs are BOOT~2, BOOT~3, ... The guest
 prints sections, each opened by a line '@@KIND ARGS' (see guest_command):
 
-  @@file PATH            the kernel's own file, as it reads (zoneinfo, ...);
-                         zoneinfo:peak, zoneinfo:pressed, buddyinfo:pressed
-                         after a boot's prepare step
+  @@file PATH            the kernel's own file, as it reads (zoneinfo,
+                         vmstat, ...); zoneinfo:peak, zoneinfo:pressed,
+                         buddyinfo:pressed, vmstat:pressed after a boot's
+                         prepare step
   @@prepare              what the boot's prepare step printed
   @@info                 dma32ctl info --json: one JSON line
   @@run NAME             dma32ctl run --json: one JSON line (with the
@@ -33,7 +35,8 @@ import time
 from . import table
 
 # Files the guest hands over as they are. 'ls' lines list directories.
-GUEST_FILES = ["/proc/cmdline", "/proc/zoneinfo", "/proc/iomem", "/sys/module/page_alloc/parameters/shuffle"]
+GUEST_FILES = ["/proc/cmdline", "/proc/zoneinfo", "/proc/vmstat", "/proc/iomem",
+               "/sys/module/page_alloc/parameters/shuffle"]
 GUEST_DIRS = ["/sys/kernel/iommu_groups", "/sys/kernel/debug/swiotlb", "/sys/kernel/debug/dma_direct"]
 
 
@@ -80,6 +83,7 @@ def guest_command(boot, scenarios, sweep):
         cmd.append("echo '@@file zoneinfo:peak'; cat /tmp/zoneinfo.peak 2>/dev/null")
         cmd.append("echo '@@file zoneinfo:pressed'; cat /proc/zoneinfo")
         cmd.append("echo '@@file buddyinfo:pressed'; cat /proc/buddyinfo")
+        cmd.append("echo '@@file vmstat:pressed'; cat /proc/vmstat")
     cmd.append(run_command("info", "info"))
     for s in scenarios:
         args = "run --strategy %s --op %s --size %d --count %d%s --runs %d" % (
@@ -107,24 +111,26 @@ def collect(raw, scenarios, sweep, guest_opts, top, on_boot=None):
     boots = [b for b in table.BOOTS if any(s.boot == b.name for s in scenarios)]
     for boot in boots:
         mine = [s for s in scenarios if s.boot == boot.name]
-        args = [run_guest, *guest_opts, "--machine", boot.machine, "--mem", boot.mem,
-                "--log", "demo-" + boot.name, "--timeout", "180",
-                "--devices", str(boot.devices),
-                "--status", os.path.join(raw, boot.name + ".status.json")]
-        if boot.kernel:
-            args += ["--kernel-version", boot.kernel]
-        if boot.kernel_args:
-            args += ["--append", boot.kernel_args]
-        if boot.device_props:
-            args += ["--device-props", boot.device_props]
-        if boot.qemu_args:
-            args += ["--qemu-args", boot.qemu_args]
-        if boot.allow_log:
-            args += ["--allow-log", boot.allow_log]
-        args += ["--run", guest_command(boot, mine, sweep)]
-        with open(os.path.join(raw, boot.name + ".out"), "w") as out, \
-                open(os.path.join(raw, boot.name + ".err"), "w") as err:
-            subprocess.run(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, check=False)
+        for run_name in table.boot_runs(boot):
+            args = [run_guest, *guest_opts, "--machine", boot.machine, "--mem", boot.mem,
+                    "--log", "demo-" + run_name.replace("@", "-").replace("~", "-"), "--timeout", "180",
+                    "--devices", str(boot.devices),
+                    "--status", os.path.join(raw, run_name + ".status.json")]
+            if boot.kernel:
+                args += ["--kernel-version", boot.kernel]
+            if boot.kernel_args:
+                args += ["--append", boot.kernel_args]
+            if boot.device_props:
+                args += ["--device-props", boot.device_props]
+            if boot.qemu_args:
+                args += ["--qemu-args", boot.qemu_args]
+            if boot.allow_log:
+                args += ["--allow-log", boot.allow_log]
+            # The sweep runs on the first boot of a configuration only
+            args += ["--run", guest_command(boot, mine, sweep and run_name == boot.name)]
+            with open(os.path.join(raw, run_name + ".out"), "w") as out, \
+                    open(os.path.join(raw, run_name + ".err"), "w") as err:
+                subprocess.run(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, check=False)
         if on_boot:
             on_boot(boot)
     with open(os.path.join(raw, "selection.json"), "w") as f:

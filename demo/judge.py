@@ -7,6 +7,7 @@ null, and a guest that failed says why from run-guest's status file.
 import json
 import os
 import re
+import statistics
 import time
 
 from . import table
@@ -88,6 +89,31 @@ def first_json(lines):
     return None
 
 
+# The /proc/vmstat events a pressure boot reports, per zone where the kernel
+# counts per zone (CONFIG_VM_EVENT_COUNTERS; absent otherwise).
+VMSTAT_EVENTS = ("pgalloc_dma", "pgalloc_dma32", "pgalloc_normal", "pgscan_kswapd", "pgscan_direct",
+                 "pgsteal_kswapd", "pgsteal_direct", "pageoutrun", "kswapd_low_wmark_hit_quickly",
+                 "kswapd_high_wmark_hit_quickly", "allocstall_dma32", "allocstall_normal",
+                 "compact_stall", "compact_success", "compact_fail")
+
+
+def parse_vmstat(lines):
+    """{event: count} for VMSTAT_EVENTS that the kernel has."""
+    out = {}
+    for line in lines:
+        w = line.split()
+        if len(w) == 2 and w[0] in VMSTAT_EVENTS and w[1].isdigit():
+            out[w[0]] = int(w[1])
+    return out
+
+
+def vmstat_delta(before, after):
+    """What the prepare step added to each event; None without the counters."""
+    if not before or not after:
+        return None
+    return {k: after[k] - before.get(k, 0) for k in VMSTAT_EVENTS if k in after}
+
+
 def load_boot(raw, boot):
     """(info, runs, sweep, failure) for one boot."""
     status_path = os.path.join(raw, boot + ".status.json")
@@ -107,7 +133,7 @@ def load_boot(raw, boot):
     info = {"zones": {}, "counters_present": [], "iommu_groups": 0, "page_alloc_shuffle": None,
             "cmdline": None, "zone_layout_line": None, "device": None, "swiotlb_pool": None,
             "zones_peak": None, "zones_pressed": None, "buddyinfo_pressed": None, "prepare": None,
-            "ram": None}
+            "ram": None, "vmstat": None, "vmstat_pressed": None}
     runs, sweep, done = {}, [], False
     devruns, snapshots = {}, {}
     for i, (kind, args, lines) in enumerate(sections):
@@ -121,6 +147,10 @@ def load_boot(raw, boot):
             info["zones_peak"] = parse_zoneinfo(lines) or None
         elif kind == "file" and args == "zoneinfo:pressed":
             info["zones_pressed"] = parse_zoneinfo(lines) or None
+        elif kind == "file" and args == "/proc/vmstat":
+            info["vmstat"] = parse_vmstat(lines) or None
+        elif kind == "file" and args == "vmstat:pressed":
+            info["vmstat_pressed"] = parse_vmstat(lines) or None
         elif kind == "file" and args == "buddyinfo:pressed":
             info["buddyinfo_pressed"] = parse_buddyinfo(lines) or None
         elif kind == "prepare":
@@ -416,6 +446,48 @@ def make_record(s, info, run, failure, status):
     return rec
 
 
+# What a row whose boot ran several times (a random draw: page_alloc.shuffle=1)
+# reports as the median over its boots, with min and max beside it.
+REPEATED = ("mbps", "driver_bounced", "driver_bounced_bytes", "swiotlb_bounced", "swiotlb_bounced_bytes",
+            "zone_dma_pages_used", "zone_dma_fallbacks", "buffers", "pages", "pages_above_4g", "mappings",
+            "mappings_above_4g", "coherent_swiotlb_bytes", "copied_per_byte", "cpu_ms_per_mib")
+
+
+def combine(recs):
+    """One record for a row whose boot ran len(recs) times: the first boot's
+    record (its address runs, its memory map) with each REPEATED value
+    replaced by the median over the boots (an observed value: the lower
+    middle one), "spread" giving min and max, and "per_boot" what each boot
+    showed. As expected only when every boot was."""
+    if len(recs) == 1:
+        return recs[0]
+    rec = dict(recs[0])
+    rec["repeats"] = len(recs)
+    rec["spread"] = {}
+    for key in REPEATED:
+        vals = [r[key] for r in recs if r.get(key) is not None]
+        if not vals:
+            continue
+        rec[key] = statistics.median_low(vals)
+        rec["spread"][key] = {"min": min(vals), "max": max(vals)}
+    rec["per_boot"] = [{"as_expected": r["as_expected"], "ok": r["ok"], "errno": r["errno"],
+                        "guest_ok": r["guest_ok"], "showed": r["showed"], "log": r["log"]} for r in recs]
+    rec["guest_ok"] = all(r["guest_ok"] for r in recs)
+    rec["guest_error"] = next((r["guest_error"] for r in recs if not r["guest_ok"]), None)
+    rec["as_expected"] = all(r["as_expected"] for r in recs)
+    varied = ["%s %s..%s" % (k, fmt_num(v["min"]), fmt_num(v["max"]))
+              for k, v in rec["spread"].items() if v["min"] != v["max"]]
+    bad = [(k + 1, r) for k, r in enumerate(recs) if not r["as_expected"]]
+    rec["showed"] = "%d boots, %s; first boot: %s%s" % (
+        len(recs), "varied: " + ", ".join(varied) if varied else "same figures each time", recs[0]["showed"],
+        "".join("; NOT as expected on boot %d: %s" % (k, r["showed"]) for k, r in bad if k != 1))
+    return rec
+
+
+def fmt_num(v):
+    return ("%.2f" % v).rstrip("0").rstrip(".") if isinstance(v, float) else str(v)
+
+
 def sweep_best(sweeps):
     """({label: {size: best MB/s}}, [failed sweep runs]) from all sweep records."""
     best, failed = {}, []
@@ -437,14 +509,17 @@ def judge(raw, versions_txt):
     with open(os.path.join(raw, "selection.json")) as f:
         sel = json.load(f)
     chosen = [s for s in table.SCENARIOS if s.name in sel["scenarios"]]
-    boots, sweeps = {}, {}
+    boots, sweeps, repeats = {}, {}, {}
     for s in chosen:
         if s.boot not in boots:
-            info, runs, sw, failure, status = load_boot(raw, s.boot)
+            names = table.boot_runs(table.BOOT[s.boot])
+            loaded = [load_boot(raw, n) for n in names]
+            info, runs, sw, failure, status = loaded[0]
             boots[s.boot] = (info, runs, failure, status)
+            repeats[s.boot] = loaded
             sweeps[s.boot] = sw
-    records = [make_record(s, boots[s.boot][0], boots[s.boot][1].get(s.name), boots[s.boot][2],
-                           boots[s.boot][3]) for s in chosen]
+    records = [combine([make_record(s, info, runs.get(s.name), failure, status)
+                        for info, runs, _, failure, status in repeats[s.boot]]) for s in chosen]
     best, failed_sweeps = sweep_best(sweeps)
     infos = {b: v[0] for b, v in boots.items()}
     by_name = {r["name"]: r for r in records}
@@ -469,6 +544,7 @@ def judge(raw, versions_txt):
                       "iommu_groups": (i or {}).get("iommu_groups"),
                       "page_alloc_shuffle": (i or {}).get("page_alloc_shuffle"),
                       "swiotlb_pool": (i or {}).get("swiotlb_pool"),
+                      "vmstat_during_prepare": vmstat_delta((i or {}).get("vmstat"), (i or {}).get("vmstat_pressed")),
                       "prepare": table.BOOT[b].prepare or None,
                       "prepare_output": (i or {}).get("prepare"),
                       "zones_peak": (i or {}).get("zones_peak"),

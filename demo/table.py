@@ -56,6 +56,10 @@ class Boot:
     prepare: str = ""
     # Guest kernel (run-guest --kernel-version); "" is the demo's, KERNEL
     kernel: str = ""
+    # Boots of this configuration: a boot whose outcome depends on a random
+    # draw (page_alloc.shuffle=1) is repeated, its rows give the median
+    # with min and max beside it
+    repeats: int = 1
 
 
 # A machine that has been up a while, made honestly on a fresh guest:
@@ -89,7 +93,10 @@ MANY = pressure(3900, False, "insmod /lib/modules/dma32demo.ko ctrl_buffers=24 c
 # lists at boot: a freshly booted buddy allocator hands out each zone from
 # its low end, so without it no ordinary page lands above 4 GiB with
 # dma32=off and no ZONE_DMA32 page lands above 2 GiB for the 31-bit device.
-# Its order is new at every boot: the rows that use it say so.
+# Its order is new at every boot and cannot be seeded (the kernel draws it
+# from its own random pool), so each boot that uses it runs SHUFFLE_REPEATS
+# times: its rows give the median, min and max.
+SHUFFLE_REPEATS = 3
 BOOTS = [
     Boot("today", "q35", "6G", "dma32demo.allow_unsafe=1",
          sweep={"coherent": "coherent", "streaming": "streaming",
@@ -132,7 +139,14 @@ BOOTS = [
     Boot("truncate", "q35", "6G", "memmap=64K$0x110000000 memmap=64K$0x10000000 "
          "dma32demo.alias_window=0x110000000", "overflow=truncate"),
 ]
+BOOTS = [replace(b, repeats=SHUFFLE_REPEATS) if "page_alloc.shuffle=1" in b.kernel_args.split() else b
+         for b in BOOTS]
 BOOT = {b.name: b for b in BOOTS}
+
+
+def boot_runs(boot):
+    """The raw/ names of a boot's repeats: NAME, then NAME~2, NAME~3, ..."""
+    return [boot.name] + ["%s~%d" % (boot.name, k) for k in range(2, boot.repeats + 1)]
 
 # The sweep's series and their plot labels.
 SERIES = {
@@ -637,6 +651,18 @@ def claim_pressure(rec, infos, best):
            " lowmem_reserve_ratio); ZONE_DMA free %s -> %s" % (
                fmt(normal.get("free")), ((d32.get("free") or 0) - (d32p.get("free") or 0)) * 4096 / 1048576.0,
                fmt(d32p.get("free")), fmt(prot), fmt(dma_b), fmt(dma_p)))
+    v = info.get("vmstat") and info.get("vmstat_pressed")
+    if v:
+        d = {k: info["vmstat_pressed"][k] - info["vmstat"].get(k, 0) for k in info["vmstat_pressed"]}
+        txt += ("; /proc/vmstat over the aging: pages allocated from ZONE_NORMAL %s, ZONE_DMA32 %s, ZONE_DMA %s;"
+                " kswapd ran %s times (pageoutrun), scanned %s and reclaimed %s pages; direct reclaim scanned %s;"
+                " compaction stalls %s (no swap and no file-backed page cache in this guest: nothing is"
+                " reclaimable, so the watermarks and lowmem_reserve alone protect the zones)" % (
+                    fmt(d.get("pgalloc_normal")), fmt(d.get("pgalloc_dma32")), fmt(d.get("pgalloc_dma")),
+                    fmt(d.get("pageoutrun")), fmt(d.get("pgscan_kswapd")), fmt(d.get("pgsteal_kswapd")),
+                    fmt(d.get("pgscan_direct")), fmt(d.get("compact_stall"))))
+    else:
+        txt += "; /proc/vmstat has no per-zone event counts on this kernel (CONFIG_VM_EVENT_COUNTERS=n)"
     txt += "; then fragmented: %s" % pc["showed"]
     return txt
 

@@ -29,16 +29,19 @@
  * DMA-API internals, on purpose: a driver normally never asks where its
  * memory came from. This one exists to show it, so it reads what the DMA
  * API hides: <linux/dma-direct.h>'s dma_to_phys() and phys_to_dma() and
- * the device's swiotlb pool (dev->dma_io_tlb_mem, is_swiotlb_buffer()) to
+ * the device's swiotlb pool (dev->dma_io_tlb_mem, d32_is_swiotlb()) to
  * tell a bounced mapping from a direct one, and the IOMMU domain type to
  * tell translated DMA from an identity mapping. None of it is needed to
  * move data; all of it is read-only. It ties the module to the kernel
  * version it is built for, which is how out-of-tree test drivers live.
  *
- * It builds against both guest kernels, Debian's 6.1 and 6.12; the two
- * places where their internals differ are d32_swiotlb_pool() (6.6 moved
- * the default pool into io_tlb_mem.defpool) and the unaligned-access
- * header (6.12 moved it to <linux/unaligned.h>).
+ * It builds against both guest kernels, Debian's 6.1 and 6.12. Where their
+ * interfaces differ (Kbuild tests the kernel's headers: the D32_* macros):
+ * d32_swiotlb_pool() (6.6 moved the default pool into io_tlb_mem.defpool),
+ * d32_swiotlb_active() (6.12 stopped exporting is_swiotlb_active()),
+ * d32_is_swiotlb() (6.12 replaced is_swiotlb_buffer() with
+ * swiotlb_find_pool()), PCI_IRQ_INTX (6.8's name for PCI_IRQ_LEGACY) and
+ * the unaligned-access header (6.12 moved it to <linux/unaligned.h>).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -67,8 +70,7 @@
 #include <linux/slab.h>
 #include <linux/swiotlb.h>
 #include <linux/uaccess.h>
-#include <linux/version.h>
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#ifdef D32_LINUX_UNALIGNED_H
 #include <linux/unaligned.h>
 #else
 #include <asm/unaligned.h>
@@ -78,6 +80,10 @@
 #define DMA32_DEMO_LE64 __le64
 #include "dma32-demo-regs.h"
 #include "dma32demo.h"
+
+#ifndef PCI_IRQ_INTX
+#define PCI_IRQ_INTX PCI_IRQ_LEGACY
+#endif
 
 #define DRV_NAME "dma32demo"
 
@@ -489,6 +495,29 @@ static void d32_account_page(struct d32_req *rq, struct page *pg)
 }
 
 /*
+ * Does the device have a swiotlb pool with slots in it? is_swiotlb_active()
+ * says so, but 6.12 no longer exports it to modules.
+ */
+static bool d32_swiotlb_active(struct device *dev)
+{
+#ifdef CONFIG_SWIOTLB
+	return dev->dma_io_tlb_mem && dev->dma_io_tlb_mem->nslabs;
+#else
+	return false;
+#endif
+}
+
+/* Is @paddr inside one of the device's swiotlb pools? */
+static bool d32_is_swiotlb(struct device *dev, phys_addr_t paddr)
+{
+#ifdef D32_SWIOTLB_FIND_POOL
+	return swiotlb_find_pool(dev, paddr);
+#else
+	return is_swiotlb_buffer(dev, paddr);
+#endif
+}
+
+/*
  * Is @addr in the swiotlb pool? On dma-direct a DMA address there is a
  * streaming mapping that was bounced, or a coherent buffer that the kernel
  * took out of the pool (2.6.14's swiotlb_alloc_coherent() did that for
@@ -498,7 +527,7 @@ static void d32_account_page(struct d32_req *rq, struct page *pg)
 static bool d32_in_swiotlb(struct d32_dev *dd, dma_addr_t addr)
 {
 	return dd->dma_direct &&
-	       is_swiotlb_buffer(dd->dev, dma_to_phys(dd->dev, addr));
+	       d32_is_swiotlb(dd->dev, dma_to_phys(dd->dev, addr));
 }
 
 /*
@@ -767,7 +796,7 @@ static void d32_swiotlb_pool(struct device *dev, phys_addr_t *start,
 #ifdef CONFIG_SWIOTLB
 	if (!dev->dma_io_tlb_mem)
 		return;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#ifdef D32_SWIOTLB_DEFPOOL
 	*start = dev->dma_io_tlb_mem->defpool.start;
 	*end = dev->dma_io_tlb_mem->defpool.end;
 #else
@@ -1705,7 +1734,7 @@ static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg)
 		info.flags |= DMA32DEMO_INFO_COHERENT_MASK_FORCED;
 	if (dd->features & DMA32_DEMO_FEAT_TRUNCATE)
 		info.flags |= DMA32DEMO_INFO_TRUNCATES;
-	if (is_swiotlb_active(dd->dev)) {
+	if (d32_swiotlb_active(dd->dev)) {
 		info.flags |= DMA32DEMO_INFO_SWIOTLB_ACTIVE;
 		d32_swiotlb_pool(dd->dev, &start, &end);
 		info.swiotlb_start = start;
@@ -2004,7 +2033,7 @@ static int d32_set_masks(struct d32_dev *dd)
 	if (dd->dma_direct && device_iommu_mapped(dd->dev))
 		dev_info(dd->dev, "IOMMU identity domain (passthrough): DMA addresses are physical, swiotlb bounces what the mask cannot reach\n");
 	d32_swiotlb_pool(dd->dev, &start, &end);
-	if (dd->dma_direct && is_swiotlb_active(dd->dev) &&
+	if (dd->dma_direct && d32_swiotlb_active(dd->dev) &&
 	    end - 1 > DMA_BIT_MASK(dd->mask_bits)) {
 		dd->bounce_beyond_mask = true;
 		dev_warn(dd->dev, "swiotlb pool [%pa-%pa] is beyond the %u-bit DMA mask: buffers it cannot reach will fail to map\n",
@@ -2084,7 +2113,7 @@ static int d32_setup_ctrl(struct d32_dev *dd)
 static int d32_setup_irq(struct d32_dev *dd)
 {
 	struct pci_dev *pdev = dd->pdev;
-	unsigned int types = PCI_IRQ_LEGACY;
+	unsigned int types = PCI_IRQ_INTX;
 	int ret;
 
 	if (use_msi)
