@@ -446,41 +446,46 @@ def make_record(s, info, run, failure, status):
     return rec
 
 
-# What a row whose boot ran several times (a random draw: page_alloc.shuffle=1)
-# reports as the median over its boots, with min and max beside it.
+# The figures a row whose boot ran several times (a random draw:
+# page_alloc.shuffle=1) reports as min, median and max over its boots.
 REPEATED = ("mbps", "driver_bounced", "driver_bounced_bytes", "swiotlb_bounced", "swiotlb_bounced_bytes",
             "zone_dma_pages_used", "zone_dma_fallbacks", "buffers", "pages", "pages_above_4g", "mappings",
             "mappings_above_4g", "coherent_swiotlb_bytes", "copied_per_byte", "cpu_ms_per_mib")
 
 
 def combine(recs):
-    """One record for a row whose boot ran len(recs) times: the first boot's
-    record (its address runs, its memory map) with each REPEATED value
-    replaced by the median over the boots (an observed value: the lower
-    middle one), "spread" giving min and max, and "per_boot" what each boot
-    showed. As expected only when every boot was."""
+    """One record for a row whose boot ran len(recs) times: the median boot's
+    record, as it was (its counts, address runs and memory map agree with
+    each other), with "median", "min" and "max" beside it for each REPEATED
+    figure, and "per_boot" what each boot showed. The median boot is the
+    middle one ordered by pages above 4 GiB, then buffers, then MB/s: for
+    the figure that varies most between boots its figure is the median. As
+    expected only when every boot was."""
     if len(recs) == 1:
         return recs[0]
-    rec = dict(recs[0])
+    order = sorted(range(len(recs)), key=lambda k: tuple(recs[k].get(f) or 0 for f in
+                                                          ("pages_above_4g", "buffers", "mbps")))
+    mid = order[len(order) // 2]
+    rec = dict(recs[mid])
     rec["repeats"] = len(recs)
-    rec["spread"] = {}
+    rec["median_boot"] = mid + 1
+    rec["median"], rec["min"], rec["max"] = {}, {}, {}
     for key in REPEATED:
         vals = [r[key] for r in recs if r.get(key) is not None]
-        if not vals:
-            continue
-        rec[key] = statistics.median_low(vals)
-        rec["spread"][key] = {"min": min(vals), "max": max(vals)}
+        if vals:
+            rec["median"][key] = statistics.median(vals)
+            rec["min"][key], rec["max"][key] = min(vals), max(vals)
     rec["per_boot"] = [{"as_expected": r["as_expected"], "ok": r["ok"], "errno": r["errno"],
                         "guest_ok": r["guest_ok"], "showed": r["showed"], "log": r["log"]} for r in recs]
     rec["guest_ok"] = all(r["guest_ok"] for r in recs)
     rec["guest_error"] = next((r["guest_error"] for r in recs if not r["guest_ok"]), None)
     rec["as_expected"] = all(r["as_expected"] for r in recs)
-    varied = ["%s %s..%s" % (k, fmt_num(v["min"]), fmt_num(v["max"]))
-              for k, v in rec["spread"].items() if v["min"] != v["max"]]
+    varied = ["%s %s / %s / %s" % (k, fmt_num(rec["min"][k]), fmt_num(rec["median"][k]), fmt_num(rec["max"][k]))
+              for k in rec["median"] if rec["min"][k] != rec["max"][k]]
     bad = [(k + 1, r) for k, r in enumerate(recs) if not r["as_expected"]]
-    rec["showed"] = "%d boots, %s; first boot: %s%s" % (
-        len(recs), "varied: " + ", ".join(varied) if varied else "same figures each time", recs[0]["showed"],
-        "".join("; NOT as expected on boot %d: %s" % (k, r["showed"]) for k, r in bad if k != 1))
+    rec["showed"] = "%d boots (min / median / max: %s); the median boot, %d: %s%s" % (
+        len(recs), ", ".join(varied) if varied else "the same figures each time", mid + 1, recs[mid]["showed"],
+        "".join("; NOT as expected on boot %d: %s" % (k, r["showed"]) for k, r in bad if k != mid + 1))
     return rec
 
 

@@ -245,6 +245,20 @@ def run_all(scratch):
           verdict.returncode == 1 and "nodma32-coherent: guest failed: guest timed out after 180s" in verdict.stdout,
           "exit %d: %s" % (verdict.returncode, verdict.stdout[-400:]))
 
+    # Shuffled boots run three times: min <= median <= max, and the row is
+    # as expected only when every boot was.
+    reps = [r for r in base["scenarios"] if r["boot"] in ("nodma32", "bits31", "bits31-2g")]
+    check("repeated boots: each shuffled row has 3 boots and min <= median <= max for every figure",
+          reps and all(r["repeats"] == 3 and len(r["per_boot"]) == 3 and
+                       all(r["min"][k] <= r["median"][k] <= r["max"][k] for k in r["median"]) for r in reps),
+          [(r["name"], r.get("repeats")) for r in reps])
+    res, verdict, _ = prepare(scratch, "repeat-fails", lambda raw: edit(
+        raw, "bits31~3", lambda t: t.replace("@@done", "")))
+    r = rec(res, "bits31-coherent")
+    check("repeated boots: one boot that failed fails the row, naming the boot",
+          r["as_expected"] is False and r["per_boot"][2]["as_expected"] is False and not r["guest_ok"]
+          and "boot 3" in r["showed"] and verdict.returncode == 1, r["showed"])
+
     # No status file at all (run-guest died before it could write one).
     res, verdict, _ = prepare(scratch, "no-status", lambda raw: os.remove(os.path.join(raw, "ring32.status.json")))
     r = rec(res, "ring32-data64-streaming")
