@@ -177,6 +177,7 @@ def kernels_section(results):
     out = ["| scenario | Linux %s | Linux %s |" % (first, other), "|---|---|---|"]
     for r in again:
         out.append("| `%s` | %s | %s |" % (r["repeats_row"], outcome(by_name.get(r["repeats_row"])), outcome(r)))
+    moved = []
     out += ["", "| boot | Linux %s: swiotlb pool | Linux %s: swiotlb pool |" % (first, other), "|---|---|---|"]
     for name, b in results["boots"].items():
         twin = results["boots"].get(name + "@" + other)
@@ -187,6 +188,14 @@ def kernels_section(results):
             p = bb.get("swiotlb_pool")
             return hexrange(p["start"], p["end"]) if p else "none announced"
         out.append("| %s | %s | %s |" % (name, pool(b), pool(twin)))
+        if b.get("swiotlb_pool") and twin.get("swiotlb_pool"):
+            moved.append(abs(b["swiotlb_pool"]["start"] - twin["swiotlb_pool"]["start"]))
+    if moved:
+        out += ["", "Both kernels put the pool at the top of the RAM below 4 GiB: between the two, its start "
+                "differs by at most %d KiB on these boots (the kernels' own sizes differ)." % (max(moved) // 1024)]
+    same = [r["repeats_row"] for r in again if r["as_expected"] and (by_name.get(r["repeats_row"]) or {}).get(
+        "as_expected")]
+    out.append("%d of %d headline rows are as expected on both kernels." % (len(same), len(again)))
     return "\n".join(out)
 
 
