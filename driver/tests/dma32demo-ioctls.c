@@ -1,75 +1,247 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dma32demo-ioctls: every malformed request to /dev/dma32demo0 gets its errno.
+ * dma32demo-ioctls: every malformed request to /dev/dma32demo0 gets its
+ * errno, and only requests that pass validation are counted.
  *
- * Built static for the guest, next to dma32ctl (see the Makefile).
+ * A kselftest harness program (the kernel's own
+ * tools/testing/selftests/kselftest_harness.h, from the guest kernel's
+ * tree): it prints KTAP itself, one result per case, each case in its own
+ * child process. Built static for the guest (see the Makefile); the guest
+ * suite driver/tests/guest/ioctls.sh runs it.
  */
 #define _GNU_SOURCE
 #include "dma32demo-user.h"
+#include "kselftest_harness.h"
+
+/* The request every case starts from: valid, and cheap. */
+static const struct dma32demo_run valid_run = {
+	.strategy = DMA32DEMO_STRATEGY_COHERENT,
+	.op = DMA32DEMO_OP_FILL,
+	.size = 4096,
+	.count = 1,
+	.flags = DMA32DEMO_RUN_VERIFY,
+};
+
+/* A place for address runs that the cases can point at. */
+static struct dma32demo_addr_run run_space[16];
+
+static int ioctl_errno(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? errno : 0;
+}
+
+FIXTURE(dev) {
+	int fd;
+	struct dma32demo_info info;
+};
+
+FIXTURE_SETUP(dev)
+{
+	self->fd = open(DEFAULT_DEVICE, O_RDWR);
+	ASSERT_LE(0, self->fd) {
+		TH_LOG("open %s: %s", DEFAULT_DEVICE, strerror(errno));
+	}
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_INFO, &self->info));
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	close(self->fd);
+}
+
+/* Run R and expect WANT (0: success), naming both errnos if not. */
+#define EXPECT_RUN(want, r) do {					\
+	int want_ = (want);						\
+	int got_ = ioctl_errno(self->fd, DMA32DEMO_IOC_RUN, (r));	\
+	EXPECT_EQ(want_, got_) {					\
+		TH_LOG("got %s, expected %s", got_ ? errname(got_) : "success", \
+		       want_ ? errname(want_) : "success");		\
+	}								\
+} while (0)
 
 /*
- * selftest-ioctls (hidden): every malformed request gets its errno. One
- * line per check, "ok - ..." or "not ok - ... # got X", for a KTAP script
- * to number. Exit 0 when all checks passed.
+ * One field of a RUN request made wrong, its errno: a variant each, so
+ * each gets its own result line.
  */
+FIXTURE(run_field) {
+	int fd;
+	struct dma32demo_info info;
+};
 
-static int st_fails, st_fd;
+FIXTURE_VARIANT(run_field) {
+	void (*edit)(struct dma32demo_run *r, const struct dma32demo_info *info);
+	int want;
+};
 
-static void st_report(bool ok, const char *desc, const char *why)
+FIXTURE_SETUP(run_field)
 {
-	if (!ok)
-		st_fails++;
-	printf("%s - %s%s%s\n", ok ? "ok" : "not ok", desc, ok ? "" : " # ",
-	       ok ? "" : why);
+	self->fd = open(DEFAULT_DEVICE, O_RDWR);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_INFO, &self->info));
 }
 
-static void st_expect(const char *desc, unsigned long cmd, void *arg,
-		      int want)
+FIXTURE_TEARDOWN(run_field)
 {
-	char why[96];
-	int ret = ioctl(st_fd, cmd, arg);
-	int got = ret ? errno : 0;
-
-	snprintf(why, sizeof(why), "got %s, expected %s",
-		 got ? errname(got) : "success", want ? errname(want) : "success");
-	st_report(got == want, desc, why);
+	close(self->fd);
 }
 
-static void st_run(const char *desc, const struct dma32demo_run *tmpl,
-		   int want)
+TEST_F(run_field, gives_its_errno)
 {
-	struct dma32demo_run r = *tmpl;
+	struct dma32demo_run r = valid_run;
 
-	st_expect(desc, DMA32DEMO_IOC_RUN, &r, want);
+	variant->edit(&r, &self->info);
+	EXPECT_RUN(variant->want, &r);
 }
 
-/*
- * Address runs: the ring's first, then every buffer's in order, their pages
- * adding up to the result's, nothing written past result.runs; a capacity
- * of 1 keeps the ring's only run and counts the buffers' as dropped; runs
- * in read-only memory: the request runs, the copy back fails with EFAULT.
- * Three requests, none failing in the driver.
- */
-static void st_runs(const struct dma32demo_run *tmpl,
-		    const struct dma32demo_info *info)
+#define RUN_FIELD(name, want_errno, body)				\
+static void edit_##name(struct dma32demo_run *r,			\
+			const struct dma32demo_info *info)		\
+{									\
+	(void)info;							\
+	body;								\
+}									\
+FIXTURE_VARIANT_ADD(run_field, name) {					\
+	.edit = edit_##name,						\
+	.want = want_errno,						\
+}
+
+RUN_FIELD(valid, 0, (void)r);
+RUN_FIELD(strategy_0, EINVAL, r->strategy = 0);
+RUN_FIELD(strategy_unknown, EINVAL, r->strategy = 99);
+RUN_FIELD(op_0, EINVAL, r->op = 0);
+RUN_FIELD(op_unknown, EINVAL, r->op = 7);
+RUN_FIELD(size_0, EINVAL, r->size = 0);
+RUN_FIELD(size_above_max_xfer, E2BIG, r->size = (__u64)info->max_xfer + 1);
+RUN_FIELD(count_0, EINVAL, r->count = 0);
+RUN_FIELD(count_above_max, E2BIG, r->count = DMA32DEMO_MAX_COUNT + 1);
+RUN_FIELD(size_times_count_overflows, EOVERFLOW,
+	  { r->size = 1 << 20; r->count = ~0ull / 1024; });
+RUN_FIELD(copy_size_times_count_times_2_overflows, EOVERFLOW,
+	  { r->op = DMA32DEMO_OP_COPY; r->size = 1ull << 32; r->count = 1ull << 31; });
+RUN_FIELD(request_above_max_request_mb, E2BIG,
+	  { r->size = 1 << 20; r->count = DMA32DEMO_MAX_COUNT; });
+RUN_FIELD(unknown_flag, EINVAL, r->flags = 0x80000000u);
+RUN_FIELD(reserved0_set, EINVAL, r->reserved0 = 1);
+RUN_FIELD(reserved1_set, EINVAL, r->reserved1 = 1);
+RUN_FIELD(user_addr_with_a_kernel_strategy, EINVAL,
+	  { r->user_addr = 0x10000; r->user_len = 4096; });
+RUN_FIELD(truncation_alias_with_a_checksum, EINVAL,
+	  { r->strategy = DMA32DEMO_STRATEGY_TRUNCATION_ALIAS; r->op = DMA32DEMO_OP_CHECKSUM; });
+RUN_FIELD(truncation_alias_with_two_buffers, EINVAL,
+	  { r->strategy = DMA32DEMO_STRATEGY_TRUNCATION_ALIAS; r->count = 2; });
+RUN_FIELD(truncation_alias_beyond_half_its_window, EINVAL,
+	  { r->strategy = DMA32DEMO_STRATEGY_TRUNCATION_ALIAS;
+	    r->size = DMA32DEMO_ALIAS_MAX + 1; });
+RUN_FIELD(runs_max_above_the_limit, E2BIG,
+	  { r->runs_max = DMA32DEMO_MAX_RUNS + 1; r->runs_addr = (unsigned long)run_space; });
+RUN_FIELD(runs_max_without_runs_addr, EFAULT, r->runs_max = 4);
+RUN_FIELD(runs_addr_without_runs_max, EINVAL, r->runs_addr = (unsigned long)run_space);
+RUN_FIELD(runs_addr_in_the_kernel, EFAULT,
+	  { r->runs_max = 4; r->runs_addr = 0xffff800000000000ull; });
+
+/* The user strategy's buffer: pinned, aligned, whole, writable. */
+TEST_F(dev, user_buffers)
 {
-	struct dma32demo_addr_run runs[16], *a;
-	struct dma32demo_run r = *tmpl;
 	long pg = sysconf(_SC_PAGESIZE);
+	struct dma32demo_run r = valid_run;
+	__u8 *map, *ro;
+
+	map = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	r.strategy = DMA32DEMO_STRATEGY_USER;
+	r.user_addr = (unsigned long)map;
+	r.user_len = 4096;
+	EXPECT_RUN(0, &r);				/* valid */
+	r.user_addr = 0;
+	EXPECT_RUN(EFAULT, &r);				/* NULL */
+	r.user_addr = (unsigned long)map + 8;
+	EXPECT_RUN(EINVAL, &r);				/* misaligned */
+	r.user_addr = (unsigned long)map;
+	r.user_len = 8192;
+	EXPECT_RUN(EINVAL, &r);				/* user_len != size x count */
+	r.size = 100;
+	r.count = 2;
+	r.user_len = 200;
+	EXPECT_RUN(EINVAL, &r);				/* destinations share a cache line */
+	r.size = 4096;
+	r.count = 1;
+	ASSERT_EQ(0, munmap(map + 2 * pg, 2 * pg));
+	r.user_addr = (unsigned long)map + 2 * pg;
+	r.user_len = 4096;
+	EXPECT_RUN(EFAULT, &r);				/* unmapped */
+	r.user_addr = (unsigned long)map + pg;
+	r.size = 2 * pg;
+	r.user_len = 2 * pg;
+	EXPECT_RUN(EFAULT, &r);				/* runs into a hole */
+	r.user_addr = 0xffff800000000000ull;
+	r.size = 4096;
+	r.user_len = 4096;
+	EXPECT_RUN(EFAULT, &r);				/* a kernel address */
+	ro = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	r.user_addr = (unsigned long)ro;
+	EXPECT_RUN(EFAULT, &r);				/* read-only, as a fill target */
+	r.op = DMA32DEMO_OP_CHECKSUM;
+	EXPECT_RUN(0, &r);				/* read-only, as a checksum source */
+	munmap(ro, pg);
+	munmap(map, 2 * pg);
+}
+
+TEST_F(dev, unsafe_raw_needs_allow_unsafe)
+{
+	struct dma32demo_run r = valid_run;
+
+	if (self->info.flags & DMA32DEMO_INFO_ALLOW_UNSAFE)
+		SKIP(return, "the driver was loaded with allow_unsafe=1");
+	r.strategy = DMA32DEMO_STRATEGY_UNSAFE_RAW;
+	EXPECT_RUN(EPERM, &r);
+}
+
+TEST_F(dev, truncation_alias_needs_alias_window)
+{
+	struct dma32demo_run r = valid_run;
+
+	if (self->info.alias_window)
+		SKIP(return, "the driver was loaded with an alias_window");
+	r.strategy = DMA32DEMO_STRATEGY_TRUNCATION_ALIAS;
+	EXPECT_RUN(EPERM, &r);
+}
+
+TEST_F(dev, bad_commands_and_arguments)
+{
+	struct dma32demo_run r = valid_run;
+
+	EXPECT_EQ(ENOTTY, ioctl_errno(self->fd, _IO(DMA32DEMO_IOC_MAGIC, 42), NULL));
+	EXPECT_EQ(ENOTTY, ioctl_errno(self->fd, _IOWR(DMA32DEMO_IOC_MAGIC, 1, __u64), &r)) {
+		TH_LOG("RUN with a wrong size in the command");
+	}
+	EXPECT_EQ(EFAULT, ioctl_errno(self->fd, DMA32DEMO_IOC_RUN, NULL));
+	EXPECT_EQ(EFAULT, ioctl_errno(self->fd, DMA32DEMO_IOC_RUN, (void *)16));
+	EXPECT_EQ(EFAULT, ioctl_errno(self->fd, DMA32DEMO_IOC_INFO, NULL));
+	EXPECT_EQ(EFAULT, ioctl_errno(self->fd, DMA32DEMO_IOC_STATS, NULL));
+}
+
+/*
+ * Address runs: the ring's first (and the control buffers'), then every
+ * buffer's in order, their pages adding up to the result's, nothing written
+ * past result.runs.
+ */
+TEST_F(dev, address_runs)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct dma32demo_addr_run runs[16], *a;
+	struct dma32demo_run r = valid_run;
 	__u64 pages = 0, ring_pages = 0;
 	unsigned int i, next = 0;
 	bool order = true;
-	char why[128];
-	void *ro;
 
 	memset(runs, 0x5a, sizeof(runs));
 	r.size = 8192;
 	r.count = 3;
 	r.runs_addr = (unsigned long)runs;
 	r.runs_max = ARRAY_SIZE(runs);
-	st_run("valid request with address runs succeeds", &r, 0);
-	if (ioctl(st_fd, DMA32DEMO_IOC_RUN, &r))
-		die("RUN: %s", errname(errno));
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_RUN, &r));
 	for (i = 0; i < r.result.runs && i < ARRAY_SIZE(runs); i++) {
 		a = &runs[i];
 		if (a->buffer == DMA32DEMO_ADDR_DEVICE_BUFFER) {
@@ -85,236 +257,81 @@ static void st_runs(const struct dma32demo_run *tmpl,
 		next = a->buffer + 1;
 		pages += a->pages;
 	}
-	snprintf(why, sizeof(why),
-		 "%u runs, %u dropped, %llu buffer pages of %llu, ring %llu pages",
-		 r.result.runs, r.result.runs_dropped,
-		 (unsigned long long)pages,
-		 (unsigned long long)r.result.pages,
-		 (unsigned long long)ring_pages);
-	st_report(order && r.result.runs >= 4 + info->ctrl_buffers &&
-		  !r.result.runs_dropped &&
-		  pages == r.result.pages && next == r.count &&
-		  ring_pages * pg >= (__u64)info->ring_entries * 64,
-		  "address runs: the ring's and control buffers', then each buffer's, adding up to the result's pages",
-		  why);
+	EXPECT_TRUE(order);
+	EXPECT_LE(4 + self->info.ctrl_buffers, r.result.runs);
+	EXPECT_EQ(0, r.result.runs_dropped);
+	EXPECT_EQ(r.result.pages, pages);
+	EXPECT_EQ(r.count, next);
+	EXPECT_LE((__u64)self->info.ring_entries * 64, ring_pages * pg);
 	for (i = r.result.runs; i < ARRAY_SIZE(runs); i++)
-		if (((__u8 *)&runs[i])[0] != 0x5a)
-			break;
-	st_report(i == ARRAY_SIZE(runs),
-		  "address runs: nothing written past result.runs",
-		  "entry changed");
+		EXPECT_EQ(0x5a, ((__u8 *)&runs[i])[0]) {
+			TH_LOG("entry %u, past result.runs, was written", i);
+		}
+}
 
+/* runs_max 1 keeps the ring's run and counts the rest as dropped. */
+TEST_F(dev, address_runs_capacity_1)
+{
+	struct dma32demo_addr_run runs[1];
+	struct dma32demo_run r = valid_run;
+
+	r.size = 8192;
+	r.count = 3;
+	r.runs_addr = (unsigned long)runs;
 	r.runs_max = 1;
-	if (ioctl(st_fd, DMA32DEMO_IOC_RUN, &r))
-		die("RUN: %s", errname(errno));
-	snprintf(why, sizeof(why), "%u runs, %u dropped", r.result.runs,
-		 r.result.runs_dropped);
-	st_report(r.result.runs == 1 && (runs[0].flags & DMA32DEMO_ADDR_RING) &&
-		  r.result.runs_dropped >= r.count + info->ctrl_buffers,
-		  "address runs: runs_max 1 keeps the ring's, counts the rest as dropped",
-		  why);
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_RUN, &r));
+	EXPECT_EQ(1, r.result.runs);
+	EXPECT_TRUE(runs[0].flags & DMA32DEMO_ADDR_RING);
+	EXPECT_LE(r.count + self->info.ctrl_buffers, r.result.runs_dropped);
+}
+
+/* Runs to read-only memory: the request runs, the copy back fails. */
+TEST_F(dev, address_runs_read_only)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct dma32demo_stats before, after;
+	struct dma32demo_run r = valid_run;
+	void *ro;
 
 	ro = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (ro == MAP_FAILED)
-		die("mmap: %s", strerror(errno));
+	ASSERT_NE(MAP_FAILED, ro);
 	r.runs_addr = (unsigned long)ro;
 	r.runs_max = 4;
-	st_run("address runs in read-only memory: EFAULT after the request", &r,
-	       EFAULT);
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_STATS, &before));
+	EXPECT_RUN(EFAULT, &r);
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_STATS, &after));
+	EXPECT_EQ(1, after.requests - before.requests) {
+		TH_LOG("the request itself ran before the copy back failed");
+	}
 	munmap(ro, pg);
-
-	r = *tmpl;
-	r.runs_max = DMA32DEMO_MAX_RUNS + 1;
-	r.runs_addr = (unsigned long)runs;
-	st_run("runs_max above DMA32DEMO_MAX_RUNS gives E2BIG", &r, E2BIG);
-	r.runs_max = 4;
-	r.runs_addr = 0;
-	st_run("runs_max without runs_addr gives EFAULT", &r, EFAULT);
-	r.runs_max = 0;
-	r.runs_addr = (unsigned long)runs;
-	st_run("runs_addr without runs_max gives EINVAL", &r, EINVAL);
-	r.runs_max = 4;
-	r.runs_addr = 0xffff800000000000ull;
-	st_run("runs_addr in the kernel gives EFAULT", &r, EFAULT);
 }
 
-static int cmd_selftest(void)
+/*
+ * Only requests that pass validation are counted: two valid requests
+ * around rejected ones raise requests by 2 and errors by nothing.
+ */
+TEST_F(dev, rejected_requests_are_not_counted)
 {
 	struct dma32demo_stats before, after;
-	struct dma32demo_info info;
-	struct dma32demo_run ok = {
-		.strategy = DMA32DEMO_STRATEGY_COHERENT,
-		.op = DMA32DEMO_OP_FILL,
-		.size = 4096,
-		.count = 1,
-		.flags = DMA32DEMO_RUN_VERIFY,
-	};
-	struct dma32demo_run r;
-	long pg = sysconf(_SC_PAGESIZE);
-	__u8 *map, *ro;
-	char desc[96];
+	struct dma32demo_run r = valid_run;
 
-	st_fd = open_dev();
-	if (ioctl(st_fd, DMA32DEMO_IOC_INFO, &info) ||
-	    ioctl(st_fd, DMA32DEMO_IOC_STATS, &before))
-		die("INFO/STATS: %s", errname(errno));
-
-	st_run("valid request succeeds", &ok, 0);
-
-	r = ok;
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_STATS, &before));
+	EXPECT_RUN(0, &r);
 	r.strategy = 0;
-	st_run("strategy 0 gives EINVAL", &r, EINVAL);
-	r.strategy = 99;
-	st_run("unknown strategy gives EINVAL", &r, EINVAL);
-	r = ok;
-	r.op = 0;
-	st_run("op 0 gives EINVAL", &r, EINVAL);
-	r.op = 7;
-	st_run("unknown op gives EINVAL", &r, EINVAL);
-	r = ok;
+	EXPECT_RUN(EINVAL, &r);
+	r = valid_run;
 	r.size = 0;
-	st_run("size 0 gives EINVAL", &r, EINVAL);
-	r.size = (__u64)info.max_xfer + 1;
-	snprintf(desc, sizeof(desc), "size max_xfer+1 (%llu) gives E2BIG",
-		 (unsigned long long)r.size);
-	st_run(desc, &r, E2BIG);
-	r = ok;
-	r.count = 0;
-	st_run("count 0 gives EINVAL", &r, EINVAL);
+	EXPECT_RUN(EINVAL, &r);
+	r = valid_run;
 	r.count = DMA32DEMO_MAX_COUNT + 1;
-	st_run("count above DMA32DEMO_MAX_COUNT gives E2BIG", &r, E2BIG);
-	r.size = 1 << 20;
-	r.count = ~0ull / 1024;
-	st_run("size x count overflow gives EOVERFLOW", &r, EOVERFLOW);
-	r.op = DMA32DEMO_OP_COPY;
-	r.size = 1ull << 32;
-	r.count = 1ull << 31;
-	st_run("copy size x count x 2 overflow gives EOVERFLOW", &r,
-	       EOVERFLOW);
-	r = ok;
-	r.size = 1 << 20;
-	r.count = DMA32DEMO_MAX_COUNT;
-	st_run("request larger than max_request_mb gives E2BIG", &r, E2BIG);
-	r = ok;
-	r.flags = 0x80000000u;
-	st_run("unknown flag gives EINVAL", &r, EINVAL);
-	r = ok;
-	r.reserved0 = 1;
-	st_run("reserved0 set gives EINVAL", &r, EINVAL);
-	r = ok;
-	r.reserved1 = 1;
-	st_run("reserved1 set gives EINVAL", &r, EINVAL);
-	r = ok;
-	r.user_addr = 0x10000;
-	r.user_len = 4096;
-	st_run("user_addr with a kernel strategy gives EINVAL", &r, EINVAL);
-
-	map = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (map == MAP_FAILED)
-		die("mmap: %s", strerror(errno));
-	r = ok;
-	r.strategy = DMA32DEMO_STRATEGY_USER;
-	r.user_addr = (unsigned long)map;
-	r.user_len = 4096;
-	st_run("valid user request succeeds", &r, 0);
-	r.user_addr = 0;
-	st_run("user NULL pointer gives EFAULT", &r, EFAULT);
-	r.user_addr = (unsigned long)map + 8;
-	st_run("user misaligned pointer gives EINVAL", &r, EINVAL);
-	r.user_addr = (unsigned long)map;
-	r.user_len = 8192;
-	st_run("user_len not size x count gives EINVAL", &r, EINVAL);
-	r.size = 100;
-	r.count = 2;
-	r.user_len = 200;
-	st_run("user destinations sharing a cache line give EINVAL", &r,
-	       EINVAL);
-	r.size = 4096;
-	r.count = 1;
-	munmap(map + 2 * pg, 2 * pg);
-	r.user_addr = (unsigned long)map + 2 * pg;
-	r.user_len = 4096;
-	st_run("user unmapped pointer gives EFAULT", &r, EFAULT);
-	r.user_addr = (unsigned long)map + pg;
-	r.size = 2 * pg;
-	r.user_len = 2 * pg;
-	st_run("user buffer running into a hole gives EFAULT", &r, EFAULT);
-	r.user_addr = 0xffff800000000000ull;
-	r.size = 4096;
-	r.user_len = 4096;
-	st_run("user kernel address gives EFAULT", &r, EFAULT);
-	ro = mmap(NULL, pg, PROT_READ,
-		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (ro == MAP_FAILED)
-		die("mmap: %s", strerror(errno));
-	r.user_addr = (unsigned long)ro;
-	st_run("user read-only buffer as fill target gives EFAULT", &r, EFAULT);
-	r.op = DMA32DEMO_OP_CHECKSUM;
-	st_run("user read-only buffer as checksum source succeeds", &r, 0);
-	munmap(ro, pg);
-	munmap(map, 2 * pg);
-
-	r = ok;
-	r.strategy = DMA32DEMO_STRATEGY_UNSAFE_RAW;
-	if (info.flags & DMA32DEMO_INFO_ALLOW_UNSAFE)
-		printf("ok - unsafe-raw without allow_unsafe gives EPERM # SKIP allow_unsafe=1\n");
-	else
-		st_run("unsafe-raw without allow_unsafe gives EPERM", &r, EPERM);
-
-	r = ok;
-	r.strategy = DMA32DEMO_STRATEGY_TRUNCATION_ALIAS;
-	r.op = DMA32DEMO_OP_CHECKSUM;
-	st_run("truncation-alias with a checksum gives EINVAL", &r, EINVAL);
-	r.op = DMA32DEMO_OP_FILL;
-	r.count = 2;
-	st_run("truncation-alias with two buffers gives EINVAL", &r, EINVAL);
-	r.count = 1;
-	r.size = DMA32DEMO_ALIAS_MAX + 1;
-	st_run("truncation-alias beyond its window's half gives EINVAL", &r,
-	       EINVAL);
-	r.size = 4096;
-	if (info.alias_window)
-		printf("ok - %s # SKIP alias_window set\n",
-		       "truncation-alias without alias_window gives EPERM");
-	else
-		st_run("truncation-alias without alias_window gives EPERM", &r,
-		       EPERM);
-
-	st_expect("unknown ioctl gives ENOTTY", _IO(DMA32DEMO_IOC_MAGIC, 42),
-		  NULL, ENOTTY);
-	st_expect("RUN with a wrong size in the command gives ENOTTY",
-		  _IOWR(DMA32DEMO_IOC_MAGIC, 1, __u64), &r, ENOTTY);
-	st_expect("RUN with a NULL argument gives EFAULT", DMA32DEMO_IOC_RUN,
-		  NULL, EFAULT);
-	st_expect("RUN with an unmapped argument gives EFAULT",
-		  DMA32DEMO_IOC_RUN, (void *)16, EFAULT);
-	st_expect("INFO with a NULL argument gives EFAULT", DMA32DEMO_IOC_INFO,
-		  NULL, EFAULT);
-	st_expect("STATS with a NULL argument gives EFAULT",
-		  DMA32DEMO_IOC_STATS, NULL, EFAULT);
-
-	st_runs(&ok, &info);
-
-	st_run("valid request still succeeds afterwards", &ok, 0);
-	if (ioctl(st_fd, DMA32DEMO_IOC_STATS, &after))
-		die("STATS: %s", errname(errno));
-	snprintf(desc, sizeof(desc),
-		 "rejected ioctls are not counted (requests +%llu, errors +%llu)",
-		 (unsigned long long)(after.requests - before.requests),
-		 (unsigned long long)(after.errors - before.errors));
-	/*
-	 * Past validation: 4 that succeed (2 coherent, user fill, user
-	 * checksum), 3 whose pages cannot be pinned, and 4 with address
-	 * runs (the one whose runs cannot be copied back succeeded too).
-	 */
-	st_report(after.requests - before.requests == 11 &&
-		  after.errors - before.errors == 3, desc, "expected +11, +3");
-	close(st_fd);
-	return st_fails ? 1 : 0;
+	EXPECT_RUN(E2BIG, &r);
+	EXPECT_EQ(EFAULT, ioctl_errno(self->fd, DMA32DEMO_IOC_RUN, NULL));
+	EXPECT_EQ(ENOTTY, ioctl_errno(self->fd, _IO(DMA32DEMO_IOC_MAGIC, 42), NULL));
+	r = valid_run;
+	EXPECT_RUN(0, &r);
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_STATS, &after));
+	EXPECT_EQ(2, after.requests - before.requests);
+	EXPECT_EQ(0, after.errors - before.errors);
 }
 
-int main(int argc, char **argv)
-{
-	return argc > 1 ? (die("usage: %s (no arguments)", argv[0]), 2) : cmd_selftest();
-}
+TEST_HARNESS_MAIN
