@@ -73,7 +73,7 @@ PRESSURE       := $(B)/guest/dma32-pressure
 # What every initramfs carries besides its module.
 GUEST_TOOLS    := $(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE)
 USER_CFLAGS    := -static -O2 -Wall -Wextra -Werror -I driver -I driver/uapi -I qemu-device
-GUEST_FILES    := $(wildcard */tests/guest/*) scripts/ktap_helpers.sh \
+GUEST_FILES    := $(wildcard */tests/guest/*) scripts/ktap_helpers.sh scripts/jget.sh \
 		  $(shell find guest-image/rootfs -type f)
 
 # The demo: guest results (raw/), judged into results.json, rendered into
