@@ -8,12 +8,12 @@
 # once, which reports nothing new: see guest-image/init).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
-build=${DMA32_BUILD:-$top/build}
-scratch=$(mktemp -d "$build/debug-checkers.XXXXXX")
+# shellcheck source=scripts/lib.sh
+source "$top/scripts/lib.sh"
+scratch=$(mktemp -d "$DMA32_BUILD/debug-checkers.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 export DMA32_LOGS=$scratch/logs
-debug=(--kernel "$build/linux-debug/arch/x86/boot/bzImage"
-	--initramfs "$build/guest-debug/initramfs.cpio" --timeout 600)
+debug_guest_args
 
 # shellcheck source=scripts/ktap_helpers.sh
 . "$top/scripts/ktap_helpers.sh"
@@ -25,7 +25,7 @@ caught() {
 	local desc=$1 regex=$2 cmd=$3 rc=0
 	shift 3
 	n=$((n + 1))
-	"$top/scripts/run-guest" --log "checker-$n" "${debug[@]}" "$@" --run "$cmd" \
+	"$top/scripts/run-guest" --log "checker-$n" "${debug_guest[@]}" --timeout 600 "$@" --run "$cmd" \
 		>"$scratch/out" 2>"$scratch/err" </dev/null || rc=$?
 	if ((rc != 0)) && grep -q 'kernel reported a problem' "$scratch/err" &&
 		grep -qE -- "$regex" "$scratch/err"; then
