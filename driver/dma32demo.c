@@ -26,6 +26,17 @@
  * The device structure is reference counted: open files keep it alive
  * after the PCI device went away (dd->gone).
  *
+ * Signals and system sleep: a request sleeps interruptibly and checks for
+ * signals while it allocates and verifies, so any signal it gets ends it
+ * within moments: the device is reset before anything is unmapped and the
+ * ioctl returns -ERESTARTSYS. The kernel then restarts the request from the
+ * start (after the freezer's fake signal at system sleep, after a stop and
+ * a continue, after a handler with SA_RESTART) or the caller sees EINTR; a
+ * killed caller never returns. That is also what lets the freezer stop user
+ * space with a request in flight, so that suspend finds the device idle:
+ * a sleep the freezer cannot interrupt (killable) would hold it off for the
+ * whole request, and the suspend would fail after 20 s.
+ *
  * DMA-API internals, on purpose: a driver normally never asks where its
  * memory came from. This one exists to show it, so it reads what the DMA
  * API hides: <linux/dma-direct.h>'s dma_to_phys() and phys_to_dma() and
@@ -64,6 +75,7 @@
 #include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/pci.h>
+#include <linux/pm.h>
 #include <linux/random.h>
 #include <linux/scatterlist.h>
 #include <linux/sizes.h>
@@ -1199,8 +1211,9 @@ static int d32_build_jobs(struct d32_req *rq)
 /*
  * Wait until @last completed; -ETIMEDOUT after timeout_ms without progress
  * (the clock restarts on every completed descriptor, so a long request
- * that moves is not a hang). -EINTR at once on a fatal signal: the caller
- * resets the device, which stops its DMA, before anything is unmapped.
+ * that moves is not a hang). -EINTR at once on any signal, the freezer's
+ * included: the caller resets the device, which stops its DMA, before
+ * anything is unmapped, and the ioctl returns -ERESTARTSYS.
  */
 static int d32_wait(struct d32_dev *dd, struct dma32_demo_desc *last)
 {
@@ -1213,7 +1226,7 @@ static int d32_wait(struct d32_dev *dd, struct dma32_demo_desc *last)
 			break;
 		if (d32_rd(dd, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED)
 			return -EIO;
-		left = wait_for_completion_killable_timeout(&dd->done, tmo);
+		left = wait_for_completion_interruptible_timeout(&dd->done, tmo);
 		if (left < 0)
 			return -EINTR;
 		if (left)
@@ -1339,7 +1352,7 @@ static int d32_run_jobs(struct d32_req *rq)
 				    dd->tail);
 		res->timeouts++;
 	} else if (ret == -EINTR) {
-		dev_dbg(dd->dev, "request killed with descriptors in flight (head %u, tail %u): resetting\n",
+		dev_dbg(dd->dev, "request interrupted with descriptors in flight (head %u, tail %u): resetting\n",
 			d32_rd(dd, DMA32_DEMO_REG_RING_HEAD), dd->tail);
 	}
 	/*
@@ -1373,8 +1386,8 @@ static int d32_verify(struct d32_req *rq)
 	for (i = 0; i < rq->njobs; i++) {
 		struct d32_job *j = &rq->jobs[i];
 
-		/* A killed caller does not wait for a check nobody reads */
-		if (fatal_signal_pending(current))
+		/* Up to 1 GiB to check: a signal ends it (and restarts it) */
+		if (signal_pending(current))
 			return -EINTR;
 		if (j->unit != unit) {
 			if (unit_ok)
@@ -1509,8 +1522,8 @@ static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 		    rq.strategy != DMA32DEMO_STRATEGY_USER)
 			d32_pattern_write(&rq.bufs[i], 0, rq.size, ~rq.seed + i);
 		cond_resched();
-		/* Up to 1 GiB to allocate and fill: a kill stops it */
-		if (fatal_signal_pending(current)) {
+		/* Up to 1 GiB to allocate and fill: a signal ends it */
+		if (signal_pending(current)) {
 			ret = -EINTR;
 			goto free;
 		}
@@ -1683,8 +1696,9 @@ static long d32_ioc_run(struct d32_dev *dd, struct dma32demo_run __user *arg)
 		return ret;
 	runs.max = r.runs_max;
 
+	/* A signal while queued: restarted, or EINTR (see the top) */
 	if (mutex_lock_interruptible(&dd->lock))
-		return -EINTR;
+		return -ERESTARTSYS;
 	if (READ_ONCE(dd->gone))
 		ret = -ENODEV;
 	else
@@ -1698,6 +1712,12 @@ static long d32_ioc_run(struct d32_dev *dd, struct dma32demo_run __user *arg)
 	    (runs.n && copy_to_user(u64_to_user_ptr(r.runs_addr), runs.v,
 				    array_size(runs.n, sizeof(*runs.v)))))
 		ret = -EFAULT;
+	/*
+	 * Ended by a signal (the result says EINTR): the kernel restarts the
+	 * request where the signal allows it, else the caller gets EINTR.
+	 */
+	else if (ret == -EINTR)
+		ret = -ERESTARTSYS;
 out:
 	kvfree(runs.v);
 	return ret;
@@ -2257,6 +2277,39 @@ static void d32_shutdown(struct pci_dev *pdev)
 	pci_clear_master(pdev);
 }
 
+/*
+ * System sleep (suspend, and hibernation's freeze, poweroff and restore).
+ * The freezer has already ended any request in flight (see the top), so
+ * dd->lock is free and the ring empty; the lock keeps out whatever else
+ * could come. The engine is reset: it moves nothing while the system
+ * sleeps. Power may be lost, and with it the registers, the ring base
+ * among them: resume programs the ring again (kept in memory, as are the
+ * control buffers) and enables the engine, as at probe. PCI config space
+ * and MSI are the PCI core's to save and restore.
+ */
+static int d32_suspend(struct device *dev)
+{
+	struct d32_dev *dd = dev_get_drvdata(dev);
+
+	mutex_lock(&dd->lock);
+	d32_hw_stop(dd);
+	mutex_unlock(&dd->lock);
+	return 0;
+}
+
+static int d32_resume(struct device *dev)
+{
+	struct d32_dev *dd = dev_get_drvdata(dev);
+
+	mutex_lock(&dd->lock);
+	if (!READ_ONCE(dd->gone))
+		d32_hw_init(dd);
+	mutex_unlock(&dd->lock);
+	return 0;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(d32_pm_ops, d32_suspend, d32_resume);
+
 static const struct pci_device_id d32_ids[] = {
 	{ PCI_DEVICE(DMA32_DEMO_VENDOR_ID, DMA32_DEMO_DEVICE_ID) },
 	{ }
@@ -2269,6 +2322,7 @@ static struct pci_driver d32_driver = {
 	.probe = d32_probe,
 	.remove = d32_remove,
 	.shutdown = d32_shutdown,
+	.driver.pm = pm_sleep_ptr(&d32_pm_ops),
 	.dev_groups = d32_groups,
 };
 module_pci_driver(d32_driver);
