@@ -55,11 +55,14 @@ step() {
 # init's two kmemleak scans read every block kmemleak tracks, the KASAN
 # shadow (an eighth of RAM) among them, so they take about 68 s in a 6 GiB
 # debug guest and about 37 s in a 3 GiB one (TCG, this kind of machine).
+# Its timeouts are doubled: with KASAN, lockdep and those scans a suite
+# runs several times as long as on the plain kernel (2 jobs on 2 cores,
+# a cold CI run: the fault suite 24 s plain, more than its 240 s debug).
 debug_guest_args() {
 	kernel_dirs 6.1 debug
 	# shellcheck disable=SC2034 # read by the caller
 	debug_guest=(--kernel "$kernel_tree/arch/x86/boot/bzImage"
-		--initramfs "$guest_dir/initramfs.cpio" --mem 3G)
+		--initramfs "$guest_dir/initramfs.cpio" --mem 3G --timeout-scale 2)
 	[[ -f $kernel_tree/arch/x86/boot/bzImage && -f $guest_dir/initramfs.cpio ]] ||
 		die "the debug guest kernel is not built: run 'make debug'"
 }

@@ -97,6 +97,8 @@ expect "run-guest rejects a missing kernel" 1 "^run-guest: error: kernel /no/suc
 expect "run-guest needs something to do" 1 "^run-guest: error: nothing to do" "$run_guest"
 expect "run-guest rejects --devices beyond 8" 1 "^run-guest: error: --devices '9' must be a number of devices from 0 to 8" \
 	"$run_guest" --devices 9 --run true
+expect "run-guest rejects --timeout-scale 0" 1 "^run-guest: error: --timeout-scale '0' must be a whole number from 1 to 9" \
+	"$run_guest" --timeout-scale 0 --run true
 expect "run-guest rejects --smp 0" 1 "^run-guest: error: --smp '0' must be a number of vCPUs from 1 to 4" \
 	"$run_guest" --smp 0 --run true
 expect "build-kernel rejects an unknown option" 1 "^build-kernel: error: unknown option" \
