@@ -9,10 +9,7 @@
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-if [ ! -c /dev/dma32demo0 ]; then
-	nok "probe creates /dev/dma32demo0" "missing"
-	finish
-fi
+require_device
 sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
 info=$(dma32ctl info --json)
 [ "$(jget coherent_mask_bits "$info")" = 24 ]

@@ -13,10 +13,7 @@ works() {
 	check "the next request works ($1)" $? "$j"
 }
 
-if [ ! -c /dev/dma32demo0 ]; then
-	nok "probe creates /dev/dma32demo0" "missing"
-	finish
-fi
+require_device
 sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
 
 err=$(dma32ctl run --strategy unsafe-raw --op fill --size 4K 2>&1 >/dev/null)

@@ -33,10 +33,7 @@ if debug_kernel; then
 fi
 SECS=${DMA32_FUZZ_SECONDS:-0}
 
-if [ ! -c /dev/dma32demo0 ]; then
-	nok "probe creates /dev/dma32demo0" "missing"
-	finish
-fi
+require_device
 sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
 
 m0=$(meminfo)

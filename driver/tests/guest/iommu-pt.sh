@@ -11,10 +11,7 @@
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-if [ ! -c /dev/dma32demo0 ]; then
-	nok "probe creates /dev/dma32demo0" "missing"
-	finish
-fi
+require_device
 bdf=$(jget pci "$(dma32ctl info --json)")
 sysdir=/sys/bus/pci/devices/$bdf/stats
 group=$(readlink -f "/sys/bus/pci/devices/$bdf/iommu_group")

@@ -7,10 +7,7 @@
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-if [ ! -c /dev/dma32demo0 ]; then
-	nok "probe creates /dev/dma32demo0" "missing"
-	finish
-fi
+require_device
 bdf=$(jget pci "$(dma32ctl info --json)")
 [ -e "/sys/bus/pci/devices/$bdf/iommu_group" ]
 check "the device is in an IOMMU group" $? "no /sys/bus/pci/devices/$bdf/iommu_group"

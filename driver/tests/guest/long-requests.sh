@@ -17,10 +17,7 @@
 . "$(dirname "$0")/ktap.sh.inc"
 check_cpus 2
 
-if [ ! -c /dev/dma32demo0 ]; then
-	nok "probe creates /dev/dma32demo0" "missing"
-	finish
-fi
+require_device
 sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
 param=/sys/module/dma32demo/parameters/timeout_ms
 tlb_used=/sys/kernel/debug/swiotlb/io_tlb_used

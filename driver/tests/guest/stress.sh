@@ -18,10 +18,7 @@ SECONDS_EACH=30
 # guest's wall clock, which this script reads, can lag it by a second.
 RUN_SECONDS=$((SECONDS_EACH + 2))
 
-if [ ! -c /dev/dma32demo0 ]; then
-	nok "probe creates /dev/dma32demo0" "missing"
-	finish
-fi
+require_device
 sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
 dma32ctl reset
 tlb=/sys/kernel/debug/swiotlb/io_tlb_bounced

@@ -19,10 +19,7 @@ check_cpus 2
 ko=/lib/modules/dma32demo.ko
 loaded() { grep -q '^dma32demo ' /proc/modules; }
 
-if [ ! -c /dev/dma32demo0 ]; then
-	nok "probe creates /dev/dma32demo0" "missing"
-	finish
-fi
+require_device
 bdf=$(basename "$(readlink -f /sys/class/misc/dma32demo0/device)")
 sysdir=/sys/bus/pci/devices/$bdf/stats
 

@@ -7,10 +7,7 @@
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-if [ ! -c /dev/dma32demo0 ]; then
-	nok "probe creates /dev/dma32demo0" "missing"
-	finish
-fi
+require_device
 info=$(dma32ctl info --json)
 [ "$(jget dma_mask_bits "$info")" = 64 ]
 check "64-bit device gets a 64-bit streaming mask" $? "$info"
