@@ -40,6 +40,17 @@ traced_guest() {
 moved() { sed -n "$2,$3p" "$1" | grep -cE "$MOVED" || true; }
 # show_moved TRACE FROM TO: the first five of them, as diagnostics
 show_moved() { sed -n "$2,$3p" "$1" | grep -E "$MOVED" | head -n 5 | ktap_print_lines; }
+# judge DESCRIPTION DETAIL CONDITION [FROM TO]: a result, ok when the
+# arithmetic CONDITION holds; when it does not, DETAIL and (given FROM and
+# TO) the first trace lines of work between them say what was seen
+judge() {
+	if (($3)); then
+		ktap_test_pass "$1"
+	else
+		ktap_test_fail "$1" "$2"
+		(($# < 5)) || show_moved "$trace" "$4" "$5"
+	fi
+}
 
 # 1. Reboot
 traced_guest shutdown "$CHECKSUMS sleep 4; echo rebooting; reboot -f; sleep 30"
@@ -55,19 +66,11 @@ fi
 stop=$(grep -nE "$RESET" "$trace" | tail -n 1 | cut -d: -f1 || true)
 stop=${stop:-0}
 before=$(moved "$trace" 1 "$stop")
-if ((stop > 0 && before > 0)); then
-	ktap_test_pass "shutdown stopped the engine while it was moving data ($before trace lines of work before)"
-else
-	ktap_test_fail "shutdown stopped the engine while it was moving data" \
-		"last CTRL reset at trace line $stop of $(wc -l <"$trace"), work before it: $before"
-fi
+judge "shutdown stopped the engine while it was moving data ($before trace lines of work before)" \
+	"last CTRL reset at trace line $stop of $(wc -l <"$trace")" "stop > 0 && before > 0"
 after=$(moved "$trace" "$((stop + 1))" '$')
-if ((stop > 0 && after == 0)); then
-	ktap_test_pass "after shutdown's stop: no DMA, descriptor or interrupt"
-else
-	ktap_test_fail "after shutdown's stop: no DMA, descriptor or interrupt" "$after such trace lines"
-	show_moved "$trace" "$((stop + 1))" '$'
-fi
+judge "after shutdown's stop: no DMA, descriptor or interrupt" "$after such trace lines" \
+	"stop > 0 && after == 0" "$((stop + 1))" '$'
 
 # 2. System sleep
 traced_guest suspend "$CHECKSUMS sleep 4; echo devices >/sys/power/pm_test
@@ -89,23 +92,12 @@ while IFS=: read -r n _; do
 	[[ -n $e ]] && stop=$n resume=$((n + 1 + e))
 done < <(grep -nE "$STOP" "$trace" || true)
 before=$(moved "$trace" 1 "$stop")
-if ((stop > 0 && before > 0)); then
-	ktap_test_pass "suspend stopped the engine while it was moving data ($before trace lines of work before)"
-else
-	ktap_test_fail "suspend stopped the engine while it was moving data" \
-		"suspend's stop at trace line $stop of $(wc -l <"$trace"), work before it: $before"
-fi
+judge "suspend stopped the engine while it was moving data ($before trace lines of work before)" \
+	"suspend's stop at trace line $stop of $(wc -l <"$trace")" "stop > 0 && before > 0"
 asleep=$(moved "$trace" "$((stop + 1))" "$resume")
-if ((stop > 0 && asleep == 0)); then
-	ktap_test_pass "from suspend's stop to resume's enable (trace lines $stop..$resume): no DMA, descriptor or interrupt"
-else
-	ktap_test_fail "from suspend's stop to resume's enable: no DMA, descriptor or interrupt" "$asleep such trace lines"
-	show_moved "$trace" "$((stop + 1))" "$resume"
-fi
+judge "from suspend's stop to resume's enable (trace lines $stop..$resume): no DMA, descriptor or interrupt" \
+	"$asleep such trace lines" "stop > 0 && asleep == 0" "$((stop + 1))" "$resume"
 again=$(moved "$trace" "$((resume + 1))" '$')
-if ((stop > 0 && again > 0)); then
-	ktap_test_pass "after resume the engine moves data again ($again trace lines of work)"
-else
-	ktap_test_fail "after resume the engine moves data again" "$again trace lines after line $resume"
-fi
+judge "after resume the engine moves data again ($again trace lines of work)" \
+	"after trace line $resume" "stop > 0 && again > 0"
 ktap_finished
