@@ -121,7 +121,8 @@ $(INITRAMFS_$(1)): $(MODULE_$(1)) $(GUEST_TOOLS) guest-image/init guest-image/bu
 endef
 $(foreach k,$(KERNELS),$(eval $(call guest_kernel,$(k))))
 
-$(BZIMAGE_DEBUG): $(wildcard kernel-patches/6.1/*.patch) guest-image/kernel.config guest-image/kernel-debug.config \
+$(BZIMAGE_DEBUG): $(wildcard kernel-patches/6.1/*.patch guest-image/kernel-debug-patches/*.patch) \
+		  guest-image/kernel.config guest-image/kernel-debug.config \
 		  scripts/build-kernel scripts/lib.sh | $(SETUP)
 	@scripts/build-kernel --debug --version 6.1
 	@touch $@

@@ -52,9 +52,11 @@ step() {
 # the array debug_guest, or die if it is not built.
 # It boots with 3 GiB (q35: 2 GiB below 4 GiB, 1 above, so every 32-bit path
 # still has memory beyond its reach) unless a later --mem asks for more:
-# init's two kmemleak scans read every block kmemleak tracks, the KASAN
-# shadow (an eighth of RAM) among them, so they take about 68 s in a 6 GiB
-# debug guest and about 37 s in a 3 GiB one (TCG, this kind of machine).
+# each of init's two kmemleak scans reads the struct page of every page in
+# use, so it grows with RAM: about 21 s at 3 GiB and 25 s at 6 GiB (TCG,
+# two guests at once on this kind of machine; 2.3 and 3.4 times that
+# without guest-image/kernel-debug-patches/, which keep kmemleak from
+# reading the KASAN shadow, the memmap and the swiotlb pool).
 # Its timeouts are doubled: with KASAN, lockdep and those scans a suite
 # runs several times as long as on the plain kernel (2 jobs on 2 cores,
 # a cold CI run: the fault suite 24 s plain, more than its 240 s debug).
