@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The debug kernel's own patches (guest-image/kernel-debug-patches/) are in
+# upstream form: checkpatch --strict clean, like the series they follow.
+# Whether they apply is checked by every debug kernel build.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+kernel_dirs 6.1 debug
+checkpatch=$kernel_tree/scripts/checkpatch.pl
+[[ -x $checkpatch ]] || die "$checkpatch not found: run 'make debug'"
+# shellcheck source=scripts/ktap_helpers.sh
+. scripts/ktap_helpers.sh
+for p in guest-image/kernel-debug-patches/*.patch; do
+	if out=$("$checkpatch" --strict --no-tree --terse "$p" 2>&1); then
+		ktap_test_pass "checkpatch --strict ${p##*/}"
+	else
+		ktap_test_fail "checkpatch --strict ${p##*/}"
+		ktap_print_lines <<<"$out"
+	fi
+done
+ktap_finished
