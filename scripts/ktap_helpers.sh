@@ -14,6 +14,12 @@
 #   ktap_print_msg TEXT...                         one diagnostic line
 #   ktap_print_lines < FILE                        each line as a diagnostic
 #   ktap_finished                                  print everything, exit 0
+#
+# A suite that ends before ktap_finished (set -e, an unset variable, a
+# failed arithmetic expansion) still prints every result it held, then one
+# failed result for the early end, and keeps its non-zero exit status. A
+# suite that needs clean-up at exit defines a function ktap_cleanup instead
+# of setting its own EXIT trap (which would replace this one).
 # shellcheck disable=SC2317 # the functions are called by the suites
 
 KTAP_RESULTS=$(mktemp "${TMPDIR:-/tmp}/ktap.XXXXXX") || {
@@ -38,10 +44,30 @@ ktap_test_result() {
 ktap_print_msg() { ktap_line_ "# $*"; }
 ktap_print_lines() { sed 's/^/# /' >>"$KTAP_RESULTS"; }
 
-ktap_finished() {
+ktap_print_() {
 	echo "KTAP version 1"
 	echo "1..$(grep -cE '^(not )?ok @ ' "$KTAP_RESULTS")"
 	awk '/^(not )?ok @ / { sub(/@/, ++n) } { print }' "$KTAP_RESULTS"
 	rm -f "$KTAP_RESULTS"
+}
+
+ktap_finished() {
+	ktap_print_
 	exit 0
 }
+
+# The EXIT trap: after ktap_finished the results file is gone and only the
+# clean-up runs.
+ktap_exit_() {
+	ktap_status_=$?
+	if [ -f "$KTAP_RESULTS" ]; then
+		[ "$ktap_status_" != 0 ] || ktap_status_=1
+		ktap_test_fail "the suite ended before ktap_finished" "exit status $ktap_status_"
+		ktap_print_
+	fi
+	if command -v ktap_cleanup >/dev/null 2>&1; then
+		ktap_cleanup
+	fi
+	exit "$ktap_status_"
+}
+trap ktap_exit_ EXIT

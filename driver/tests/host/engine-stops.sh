@@ -19,7 +19,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+# shellcheck disable=SC2317 # called by ktap_helpers.sh at exit
+ktap_cleanup() { rm -rf "$scratch"; }
 # shellcheck source=scripts/ktap_helpers.sh
 . "$top/scripts/ktap_helpers.sh"
 

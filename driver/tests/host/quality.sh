@@ -7,7 +7,8 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 build=${DMA32_BUILD:-$top/build}
 kernel=$build/linux
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+# shellcheck disable=SC2317 # called by ktap_helpers.sh at exit
+ktap_cleanup() { rm -rf "$scratch"; }
 
 sources=("$top"/driver/dma32demo.c "$top"/driver/dma32ctl.c "$top"/driver/dma32demo-user.h \
 	"$top"/driver/tests/*.[ch] "$top"/driver/uapi/*.h)

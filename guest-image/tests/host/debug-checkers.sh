@@ -11,7 +11,8 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$top/scripts/lib.sh"
 scratch=$(mktemp -d "$DMA32_BUILD/debug-checkers.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+# shellcheck disable=SC2317 # called by ktap_helpers.sh at exit
+ktap_cleanup() { rm -rf "$scratch"; }
 export DMA32_LOGS=$scratch/logs
 debug_guest_args
 

@@ -7,7 +7,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 mkdir -p "$top/build"
 scratch=$(mktemp -d "$top/build/apt-sources.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+# shellcheck disable=SC2317 # called by ktap_helpers.sh at exit
+ktap_cleanup() { rm -rf "$scratch"; }
 deb_src=$top/scripts/apt-deb-src
 own=etc/apt/sources.list.d/dma32-demo-src.sources
 key=/usr/share/keyrings/debian-archive-keyring.gpg

@@ -4,7 +4,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 scratch=$(mktemp -d "$top/build/failure-paths.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+# shellcheck disable=SC2317 # called by ktap_helpers.sh at exit
+ktap_cleanup() { rm -rf "$scratch"; }
 export DMA32_LOGS=$scratch/logs
 run_guest=$top/scripts/run-guest
 # shellcheck source=scripts/ktap_helpers.sh
@@ -135,6 +136,33 @@ one_line_error "fuzz rejects a bad --seconds in one line" \
 	"$top/scripts/fuzz" --seconds soon
 one_line_error "fuzz rejects an unknown option in one line" \
 	"^fuzz: error: unknown option '--bogus'" "$top/scripts/fuzz" --bogus
+
+# A suite that dies half-way (set -e) keeps the results it had, adds one
+# failed result for the early end and its exit status, in bash and in the
+# guest's busybox sh; the kernel's KTAP parser reads the log.
+cat >"$scratch/dies.sh" <<SUITE
+set -eu
+. "$top/scripts/ktap_helpers.sh"
+ktap_cleanup() { echo cleaned >"$scratch/cleaned"; }
+ktap_test_pass "before the failure"
+false
+ktap_test_pass "never reached"
+ktap_finished
+SUITE
+kunit=$top/build/linux/tools/testing/kunit
+for shell in bash 'busybox sh'; do
+	rm -f "$scratch/cleaned"
+	rc=0
+	$shell "$scratch/dies.sh" >"$scratch/dies.log" 2>&1 || rc=$?
+	counts=$("$top/scripts/ktap-count" "$kunit" "$scratch/dies.log" | sed -n 1p)
+	if ((rc == 1)) && [[ $counts == '1 1 0 0' && -f $scratch/cleaned ]] &&
+		grep -qx 'not ok 2 the suite ended before ktap_finished # exit status 1' "$scratch/dies.log"; then
+		ktap_test_pass "$shell: a suite that dies keeps its results and says so"
+	else
+		ktap_test_fail "$shell: a suite that dies keeps its results and says so" \
+			"exit $rc, passed/failed/skipped/errors '$counts', log: $(head -c 300 "$scratch/dies.log")"
+	fi
+done
 
 # A run-guest stopped by a signal (Ctrl-C, a killed test run) takes its
 # QEMU with it.
