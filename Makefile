@@ -149,6 +149,8 @@ $(DMA32CTL): $(DMA32CTL_SOURCES) | $(SETUP)
 KSELFTEST := $(B)/linux/tools/testing/selftests
 $(KSELFTEST)/kselftest_harness.h: | $(SETUP)
 	@scripts/build-kernel --version 6.1 --extract-only
+# One build-kernel at a time in that tree, even under make -j.
+$(BZIMAGE_6.1): | $(KSELFTEST)/kselftest_harness.h
 $(B)/guest/%: driver/tests/%.c driver/tests/dma32demo-guarded.h $(USER_HEADERS) \
 	      | $(SETUP) $(KSELFTEST)/kselftest_harness.h
 	@echo "==> $* (static)"
