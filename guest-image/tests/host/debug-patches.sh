@@ -12,7 +12,9 @@ checkpatch=$kernel_tree/scripts/checkpatch.pl
 # shellcheck source=scripts/ktap_helpers.sh
 . scripts/ktap_helpers.sh
 for p in guest-image/kernel-debug-patches/*.patch; do
-	if out=$("$checkpatch" --strict --no-tree --terse "$p" 2>&1); then
+	# On standard input: checkpatch reads a file that git tracks as a
+	# source file (its -f mode), not as a patch.
+	if out=$("$checkpatch" --strict --no-tree --terse - <"$p" 2>&1); then
 		ktap_test_pass "checkpatch --strict ${p##*/}"
 	else
 		ktap_test_fail "checkpatch --strict ${p##*/}"
