@@ -670,6 +670,7 @@ static int cmd_run(int argc, char **argv)
 	if (err && !run.result.error && !user_bad) {
 		if (o.json)
 			print_json(&o, NULL, err, 0);
+		fflush(stdout);
 		fprintf(stderr, "dma32ctl: run: %s (%s)\n", errname(err),
 			strerror(err));
 		return 1;
@@ -679,6 +680,11 @@ static int cmd_run(int argc, char **argv)
 	else
 		print_table(&o, &run.result, err, user_bad);
 	if (err) {
+		/*
+		 * Out before the message: with both on one pipe, a result over
+		 * stdio's buffer would otherwise be cut in two by it.
+		 */
+		fflush(stdout);
 		fprintf(stderr, "dma32ctl: run: %s (%s)", errname(err),
 			strerror(err));
 		if (run.result.device_faults)
