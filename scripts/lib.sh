@@ -48,6 +48,22 @@ step() {
 	printf '    %s done in %ss\n' "$name" "$(($(date +%s) - start))"
 }
 
+# How long a guest may run its command unless told otherwise (run-guest
+# --timeout, a suite's '# run-guest: --timeout N').
+# shellcheck disable=SC2034 # read by run-guest and run-tests
+DMA32_GUEST_TIMEOUT=300
+
+# kernel_problems FILE: the lines of a console log that report a kernel
+# problem (what kernel CI greps for), each as LINE_NUMBER:TEXT. RCU's stall
+# warnings ("rcu: INFO: rcu_preempt self-detected stall on CPU") carry none
+# of the other words; DMA-API debug announces itself at boot with its
+# prefix, which is no error.
+kernel_problems() {
+	local crash='BUG:|WARNING:|Oops|general protection fault|Kernel panic|KASAN:|UBSAN:|DMA-API:|unreferenced object|---\[ end trace|swiotlb buffer is full|rcu: INFO: .*detected stall'
+	local benign='DMA-API: (preallocated [0-9]+ debug entries|debugging enabled by kernel config)'
+	grep -naE -- "$crash" "$1" | grep -vE -- "$benign" || true
+}
+
 # debug_guest_args: the run-guest options that boot the debug kernel, into
 # the array debug_guest, or die if it is not built.
 # It boots with 3 GiB (q35: 2 GiB below 4 GiB, 1 above, so every 32-bit path
@@ -60,11 +76,12 @@ step() {
 # Its timeouts are doubled: with KASAN, lockdep and those scans a suite
 # runs several times as long as on the plain kernel (2 jobs on 2 cores,
 # a cold CI run: the fault suite 24 s plain, more than its 240 s debug).
+debug_timeout_scale=2
 debug_guest_args() {
 	kernel_dirs 6.1 debug
 	# shellcheck disable=SC2034 # read by the caller
 	debug_guest=(--kernel "$kernel_tree/arch/x86/boot/bzImage"
-		--initramfs "$guest_dir/initramfs.cpio" --mem 3G --timeout-scale 2)
+		--initramfs "$guest_dir/initramfs.cpio" --mem 3G --timeout-scale "$debug_timeout_scale")
 	[[ -f $kernel_tree/arch/x86/boot/bzImage && -f $guest_dir/initramfs.cpio ]] ||
 		die "the debug guest kernel is not built: run 'make debug'"
 }
