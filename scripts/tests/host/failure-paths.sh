@@ -86,6 +86,9 @@ expect "run-guest returns the command's exit status" 7 '' "$run_guest" --run 'ex
 expect "a hanging guest times out, naming the log" 124 \
 	'guest timed out after 5s \(console log: .*\.console\.log\)' \
 	"$run_guest" --timeout 5 --run 'sleep 600'
+expect "a guest that does not reach init in --boot-timeout is stopped early" 124 \
+	'the guest did not reach init within 1s \(console log: .*\.console\.log\)' \
+	"$run_guest" --boot-timeout 1 --timeout 120 --run true
 expect "a kernel panic fails the run, naming the log" nonzero \
 	'kernel reported a problem \(console log: .*\.console\.log\)' \
 	"$run_guest" --timeout 60 --append 'rdinit=/no-such-init init=/no-such-init' --run true
