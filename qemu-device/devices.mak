@@ -1,0 +1,14 @@
+# The QEMU devices the demo's guests and the qtests use, and nothing else:
+# build-qemu configures with --without-default-devices and this list
+# (grafted as configs/devices/x86_64-softmmu/dma32-demo.mak).
+# The boards select their own chipset, serial ports, RTC and ACPI.
+# The pc boards also make a parallel port unless told -parallel none, and
+# refuse to start when it is not built.
+CONFIG_PARALLEL=y
+CONFIG_Q35=y
+CONFIG_I440FX=y
+# -device intel-iommu
+CONFIG_VTD=y
+# -device pcie-root-port (pci-bridge comes with PCI itself)
+CONFIG_PCIE_PORT=y
+CONFIG_DMA32_DEMO=y
