@@ -60,7 +60,7 @@ CHECKER_MODULES := $(B)/linux-debug/samples/kmemleak/kmemleak-test.ko \
 
 REGS_H         := qemu-device/dma32-demo-regs.h
 QEMU_SOURCES   := $(wildcard qemu-device/*.c qemu-device/*.h) \
-		  qemu-device/trace-events qemu-device/graft-into-qemu
+		  qemu-device/trace-events qemu-device/devices.mak qemu-device/graft-into-qemu
 # The module's sources (the tool's are its own: DMA32CTL_SOURCES).
 DRIVER_SOURCES := driver/dma32demo.c driver/Kbuild driver/uapi/dma32demo.h $(REGS_H)
 USER_HEADERS   := driver/dma32demo-user.h driver/uapi/dma32demo.h $(REGS_H)
