@@ -25,6 +25,13 @@ ktap_cleanup() { rm -rf "$scratch"; }
 . "$top/scripts/ktap_helpers.sh"
 
 CHECKSUMS='while :; do dma32ctl run --strategy streaming-dma32 --op checksum --size 4M --count 64 --runs 0; done >/tmp/run.out 2>&1 &'
+# MOVING: wait (up to 10 minutes, however slow the host) until the first of
+# those requests has ended and counted its transfers, so the loop has moved data and goes on moving
+# it; a fixed sleep would race a slow host's first request. (Expanded in
+# the guest.)
+# shellcheck disable=SC2016
+MOVING='s=$(readlink -f /sys/class/misc/dma32demo0/device)/stats/transfers; i=0
+	while [ "$(cat "$s")" = 0 ] && [ $i -lt 3000 ]; do sleep 0.2; i=$((i + 1)); done;'
 MOVED='dma32_demo_(dma|desc|bh|irq) '
 STOP='dma32_demo_mmio_write addr 0x2c val 0x0$'  # INT_MASK 0: d32_hw_stop() only
 RESET='dma32_demo_mmio_write addr 0x20 val 0x80000000$'
@@ -33,7 +40,7 @@ ENABLE='dma32_demo_mmio_write addr 0x20 val 0x1$'
 # traced_guest NAME COMMAND: boot with the device traced into $scratch/NAME.trace
 traced_guest() {
 	rc=0
-	"$top/scripts/run-guest" --log "driver-$1" --timeout 240 \
+	"$top/scripts/run-guest" --log "driver-$1" --timeout 900 \
 		--qemu-args "-trace enable=dma32_demo_* -D $scratch/$1.trace" \
 		--run "$2" >"$scratch/$1.out" 2>"$scratch/$1.err" || rc=$?
 }
@@ -54,7 +61,7 @@ judge() {
 }
 
 # 1. Reboot
-traced_guest shutdown "$CHECKSUMS sleep 4; echo rebooting; reboot -f; sleep 30"
+traced_guest shutdown "$CHECKSUMS $MOVING echo rebooting; reboot -f; sleep 30"
 trace=$scratch/shutdown.trace
 # The guest never finishes its command: it reboots, QEMU exits (-no-reboot).
 if grep -q 'the guest stopped before the command finished' "$scratch/shutdown.err"; then
@@ -74,7 +81,7 @@ judge "after shutdown's stop: no DMA, descriptor or interrupt" "$after such trac
 	"stop > 0 && after == 0" "$((stop + 1))" '$'
 
 # 2. System sleep
-traced_guest suspend "$CHECKSUMS sleep 4; echo devices >/sys/power/pm_test
+traced_guest suspend "$CHECKSUMS $MOVING echo devices >/sys/power/pm_test
 	if echo freeze >/sys/power/state; then echo 'suspend: ok'; fi; sleep 4"
 trace=$scratch/suspend.trace
 if ((rc == 0)) && grep -q '^suspend: ok' "$scratch/suspend.out"; then
