@@ -28,8 +28,9 @@ rc=0
 echo devices >/sys/power/pm_test 2>/tmp/err || rc=1
 check "pm_test accepts 'devices' (CONFIG_PM_DEBUG)" $rc "$(cat /tmp/err)"
 
-# sleep_cycle WHAT: one s2idle cycle; ok when the write succeeds within 15 s
-# (5 s of it are pm_test's pause) and the kernel logged no freezer failure
+# sleep_cycle WHAT: one s2idle cycle; ok when the write succeeds and the
+# kernel logged no freezer failure (a wait the freezer cannot end makes the
+# write fail with EBUSY: that, not the time, tells; the time is a diagnostic)
 sleep_cycle() {
 	dmesg -c >/dev/null
 	t0=$(now_cs)
@@ -38,8 +39,8 @@ sleep_cycle() {
 	dt=$(($(now_cs) - t0))
 	diag "$1: suspend and resume took $((dt * 10)) ms"
 	refused=$(dmesg | grep -E 'Freezing .*failed|refusing to freeze' | head -n 2)
-	[ $rc = 0 ] && [ $dt -lt 1500 ] && [ -z "$refused" ]
-	check "$1: suspend and resume succeed within 15 s ($((dt * 10)) ms)" $? \
+	[ $rc = 0 ] && [ -z "$refused" ]
+	check "$1: suspend and resume succeed ($((dt * 10)) ms)" $? \
 		"rc=$rc $(cat /tmp/err) $refused"
 }
 
@@ -61,7 +62,8 @@ check "the counters survive (requests: $req0 before, $req1 after)" $? "requests 
 echo 60000 >$param
 dma32ctl run --strategy coherent --op fill --size 64K --inject stall >/tmp/stall.out 2>&1 &
 p=$!
-sleep 2
+wait_until 300 in_ioctl $p
+check "the stalled request is inside the driver" $? "pid $p not in an ioctl"
 sleep_cycle "a stalled request in flight"
 # The request was restarted after resume and stalls again: end it.
 kill -9 $p 2>/dev/null
@@ -76,13 +78,13 @@ check "after the stalled request: the next request verifies" $? "rc=$rc $j"
 # shellcheck disable=SC2086 # $GIB is a list of options
 dma32ctl run $GIB >/tmp/a.json 2>/tmp/a.err &
 pa=$!
-sleep 2
+wait_until 300 in_ioctl $pa
 # shellcheck disable=SC2086
 dma32ctl run $GIB >/tmp/b.json 2>/tmp/b.err &
 pb=$!
-sleep 1
+wait_until 300 in_ioctl $pb
 running=0
-kill -0 $pa 2>/dev/null && kill -0 $pb 2>/dev/null && running=1
+alive $pa && alive $pb && running=1
 sleep_cycle "a 1 GiB request in flight, another queued"
 wait $pa
 ra=$?

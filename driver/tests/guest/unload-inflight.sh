@@ -24,11 +24,14 @@ bdf=$(basename "$(readlink -f /sys/class/misc/dma32demo0/device)")
 sysdir=/sys/bus/pci/devices/$bdf/stats
 
 # Round 1: rmmod while requests run, then kill the processes mid-request
-dma32demo-stress --seconds 60 --seed 11 >/tmp/a.json 2>/tmp/a.err &
+dma32demo-stress --seconds 600 --seed 11 >/tmp/a.json 2>/tmp/a.err &
 pa=$!
-dma32demo-stress --seconds 60 --seed 12 >/tmp/b.json 2>/tmp/b.err &
+dma32demo-stress --seconds 600 --seed 12 >/tmp/b.json 2>/tmp/b.err &
 pb=$!
-sleep 2
+# Both running requests (the counter moves at each request's end); the
+# bound is one no working guest needs.
+wait_until 300 sh -c "[ \$(cat $sysdir/requests) -ge 2 ]"
+check "the two processes run requests" $? "requests: $(cat "$sysdir"/requests)"
 r0=$(cat "$sysdir"/requests)
 refused=0 reasons=
 for _ in 1 2 3 4 5; do
@@ -46,9 +49,9 @@ case $reasons in
 *"temporarily unavailable"* | *"busy"* | *"in use"*) ok "the refusal is EAGAIN/EBUSY (module in use)" ;;
 *) nok "the refusal is EAGAIN/EBUSY (module in use)" "$reasons" ;;
 esac
-sleep 1
+wait_until 300 sh -c "[ \$(cat $sysdir/requests) -gt $r0 ]"
 r1=$(cat "$sysdir"/requests)
-kill -0 $pa && kill -0 $pb && [ "$r1" -gt "$r0" ]
+alive $pa && alive $pb && [ "$r1" -gt "$r0" ]
 check "requests carry on during the refused rmmods ($r0 -> $r1)" $? "processes gone or stuck"
 kill $pa $pb
 # (no "Terminated" job messages in the KTAP output)
@@ -67,14 +70,18 @@ check "module and /dev/dma32demo0 are gone" $? "still there"
 # Round 2: unbind while requests run and one waits on a stalled device
 insmod $ko timeout_ms=1000
 check "insmod again" $? "insmod failed"
-dma32demo-stress --seconds 60 --seed 21 >/tmp/a.json 2>/tmp/a.err &
+dma32demo-stress --seconds 600 --seed 21 >/tmp/a.json 2>/tmp/a.err &
 pa=$!
-dma32demo-stress --seconds 60 --seed 22 >/tmp/b.json 2>/tmp/b.err &
+dma32demo-stress --seconds 600 --seed 22 >/tmp/b.json 2>/tmp/b.err &
 pb=$!
-sleep 2
+r0=$(cat "$sysdir"/requests)
+wait_until 300 sh -c "[ \$(cat $sysdir/requests) -ge $((r0 + 2)) ]"
+check "the two processes run requests again" $? "requests: $r0 -> $(cat "$sysdir"/requests)"
 dma32ctl run --strategy coherent --op fill --size 64K --inject stall --json >/tmp/stall.json 2>/dev/null &
 ps=$!
-sleep 1
+# In the driver: stalled, or queued behind a stress request
+wait_until 300 in_ioctl $ps
+check "the stalled request is inside the driver" $? "pid $ps not in an ioctl"
 t0=$(date +%s)
 urc=0
 echo "$bdf" >/sys/bus/pci/drivers/dma32demo/unbind || urc=1
