@@ -1,20 +1,27 @@
 # shellcheck shell=sh
 # KTAP output for the project's shell suites, after the kernel's
-# tools/testing/selftests/kselftest/ktap_helpers.sh and with its function
-# names. One difference: results are held until ktap_finished, which then
+# tools/testing/selftests/kselftest/ktap_helpers.sh, with its function
+# names and their meaning: ktap_test_result runs a command, ktap_finished
+# exits non-zero when a test failed. One difference: results are held
+# until ktap_finished, which then
 # prints the header, the plan counted from them, and the results numbered in
 # order. So no suite writes its plan by hand, and a result reported from a
 # subshell ($(...), a pipeline) is still counted. POSIX sh: bash on the host
 # and busybox sh in the guest both source it.
 #
 #   ktap_test_pass DESCRIPTION
-#   ktap_test_fail DESCRIPTION [REASON]             REASON as a diagnostic line
-#                                                  after the result
+#   ktap_test_fail DESCRIPTION [REASON]    REASON: a diagnostic line after
+#                                          the result (kselftest's takes
+#                                          none)
 #   ktap_test_skip DESCRIPTION REASON
-#   ktap_test_result DESCRIPTION STATUS [REASON]   pass when STATUS is 0
-#   ktap_print_msg TEXT...                         one diagnostic line
-#   ktap_print_lines < FILE                        each line as a diagnostic
-#   ktap_finished                                  print everything, exit 0
+#   ktap_test_result DESCRIPTION CMD...    run CMD (in this shell: what it
+#                                          sets stays set); pass when it
+#                                          succeeds, else fail with what
+#                                          it printed as diagnostics
+#   ktap_print_msg TEXT...                 one diagnostic line
+#   ktap_print_lines < FILE                each line as a diagnostic
+#   ktap_finished                          print everything; exit 1 when a
+#                                          test failed, else 0
 #
 # A suite that ends before ktap_finished (set -e, an unset variable, a
 # failed arithmetic expansion) still prints every result it held, then one
@@ -42,11 +49,16 @@ ktap_test_fail() {
 }
 ktap_test_skip() { ktap_line_ "ok @ $1 # SKIP $2"; }
 ktap_test_result() {
-	if [ "$2" = 0 ]; then
-		ktap_test_pass "$1"
+	ktap_desc_=$1
+	shift
+	ktap_out_=$(mktemp "${TMPDIR:-/tmp}/ktap-out.XXXXXX") || return 1
+	if "$@" >"$ktap_out_" 2>&1; then
+		ktap_test_pass "$ktap_desc_"
 	else
-		ktap_test_fail "$1" "${3:-}"
+		ktap_test_fail "$ktap_desc_"
+		ktap_print_lines <"$ktap_out_"
 	fi
+	rm -f "$ktap_out_"
 }
 ktap_print_msg() { ktap_line_ "# $*"; }
 ktap_print_lines() { sed 's/^/# /' >>"$KTAP_RESULTS"; }
@@ -59,7 +71,9 @@ ktap_print_() {
 }
 
 ktap_finished() {
+	ktap_failed_=$(grep -c '^not ok @ ' "$KTAP_RESULTS")
 	ktap_print_
+	[ "$ktap_failed_" = 0 ] || exit 1
 	exit 0
 }
 
