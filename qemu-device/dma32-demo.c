@@ -92,6 +92,14 @@ struct DMA32DemoState {
      * bottom half compares it after each access and stops when it moved.
      */
     uint32_t gen;
+    /*
+     * Set by unrealize.  The object outlives it while a FlatView still
+     * holds the BAR: another bus master's access that was dispatched
+     * through such a stale view (its own write unplugged us, through our
+     * MSI) reaches our MMIO callbacks after config space and the bus are
+     * gone.  They answer with a decode error, as an absent target does.
+     */
+    bool unrealized;
 
     /* Properties */
     uint8_t dma_bits;
@@ -899,6 +907,12 @@ static MemTxResult dma32_demo_mmio_read(void *opaque, hwaddr addr,
     DMA32DemoState *s = opaque;
     uint64_t val = 0;
 
+    if (s->unrealized) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: read at 0x%" HWADDR_PRIx
+                      " after unplug refused\n", TYPE_DMA32_DEMO, addr);
+        *data = UINT64_MAX;
+        return MEMTX_DECODE_ERROR;
+    }
     if (s->busy) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: reentrant read at 0x%" HWADDR_PRIx
                       " refused\n", TYPE_DMA32_DEMO, addr);
@@ -1004,6 +1018,11 @@ static MemTxResult dma32_demo_mmio_write(void *opaque, hwaddr addr,
     uint32_t gen = s->gen;
     uint32_t old;
 
+    if (s->unrealized) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: write at 0x%" HWADDR_PRIx
+                      " after unplug refused\n", TYPE_DMA32_DEMO, addr);
+        return MEMTX_DECODE_ERROR;
+    }
     if (s->busy) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: reentrant write at 0x%"
                       HWADDR_PRIx " refused\n", TYPE_DMA32_DEMO, addr);
@@ -1158,6 +1177,8 @@ static void dma32_demo_exit(PCIDevice *pdev)
 
     /* Tell a bottom half that is running (we may be inside its DMA) */
     s->gen++;
+    /* and close the BAR to accesses still dispatched through old views */
+    s->unrealized = true;
     qemu_del_vm_change_state_handler(s->vmse);
     qemu_bh_delete(s->bh);
     s->bh = NULL;
