@@ -47,12 +47,15 @@ def do_collect(args):
     for name in os.listdir(raw) if os.path.isdir(raw) else []:
         os.remove(os.path.join(raw, name))
     done = [0]
+    live = judge.judging_of(table)
 
-    def progress(boot):
-        info, runs, _, failure, status = judge.load_boot(raw, boot.name)
-        for s in [s for s in chosen if s.boot == boot.name]:
+    def progress(manifest, boot_name):
+        boot = manifest["boots"][boot_name]
+        first = boot["runs"][0]
+        loaded = judge.load_boot(raw, first["name"], first["status"], manifest["counters"])
+        for spec in [s for s in manifest["scenarios"] if s["boot"] == boot_name]:
             done[0] += 1
-            rec = judge.make_record(s, info, runs.get(s.name), failure, status)
+            rec = judge.make_record(spec, boot, live[spec["name"]], manifest, loaded)
             print(render.progress_line(done[0], len(chosen), rec), flush=True)
 
     print("==> demo: %d scenarios (guest logs: %s)" % (
@@ -62,9 +65,12 @@ def do_collect(args):
 
 def do_judge(args):
     report, raw, results_json = paths(args)
-    if not os.path.exists(os.path.join(raw, "selection.json")):
+    if not os.path.exists(os.path.join(raw, "manifest.json")):
         sys.exit("demo: error: %s has no guest results: run 'make demo' (or python3 -m demo collect)" % rel(raw))
-    results = judge.judge(raw, os.path.join(BUILD, "versions.txt"))
+    try:
+        results = judge.judge(raw, os.path.join(BUILD, "versions.txt"), env_kernel=os.environ.get("DMA32_KERNEL"))
+    except judge.Refused as e:
+        sys.exit("demo: error: judge refuses %s: %s" % (rel(raw), e))
     tmp = results_json + ".tmp"
     with open(tmp, "w") as f:
         json.dump(results, f, indent=1)

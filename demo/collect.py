@@ -1,5 +1,11 @@
 """Boot each guest configuration (repeats times) and run its scenarios there.
 
+raw/manifest.json says what ran (records.Manifest): every boot and
+scenario as resolved here (the request, the kernel, the boot's settings and
+timeout, run-guest's arguments and status for each boot), the counters
+dma32ctl read, the sweep, and records.SCHEMA. It is written before the
+first boot with "complete": false, after every boot again, and last with
+"complete": true; judge takes what ran from it, never from the live table.
 For every boot, raw/BOOT.out holds what the guest printed and
 raw/BOOT.status.json run-guest's outcome (run-guest --status); a repeated
 boot's later runs are BOOT~2, BOOT~3, ... The guest
@@ -31,26 +37,33 @@ import os
 import shlex
 import subprocess
 import time
+from typing import Callable, Dict, List, Optional
 
 from . import table
+from .records import SCHEMA, BootSpec, Manifest, RunStatus, ScenarioSpec
+
+# run-guest --timeout for every demo boot, seconds.
+BOOT_TIMEOUT = 180
+# The most buffers a sweep point asks for (dma32ctl's limit).
+SWEEP_MAX_COUNT = 4096
 
 # Files the guest hands over as they are. 'ls' lines list directories.
-GUEST_FILES = ["/proc/cmdline", "/proc/zoneinfo", "/proc/vmstat", "/proc/iomem",
+GUEST_FILES = ["/proc/version", "/proc/cmdline", "/proc/zoneinfo", "/proc/vmstat", "/proc/iomem",
                "/sys/module/page_alloc/parameters/shuffle"]
 GUEST_DIRS = ["/sys/kernel/iommu_groups", "/sys/kernel/debug/swiotlb", "/sys/kernel/debug/dma_direct"]
 
 
-def run_command(args, name):
+def run_command(args: str, name: str) -> str:
     """dma32ctl ARGS --json with its rc and stderr, as sections."""
     return ("echo '@@%s'; dma32ctl %s --json 2>/tmp/err; echo \"@@rc $?\"; echo '@@stderr'; cat /tmp/err"
             % (name, args))
 
 
-def counter_args():
+def counter_args() -> str:
     return " ".join("--counter %s" % shlex.quote(p) for p in table.COUNTERS.values())
 
 
-def all_devices_command(s, args):
+def all_devices_command(s: table.Scenario, args: str) -> str:
     """Run ARGS on every bound device at once; the kernel counters are
     read around the whole batch, since the runs overlap."""
     paths = " ".join(shlex.quote(p) for p in table.COUNTERS.values())
@@ -67,7 +80,7 @@ def all_devices_command(s, args):
     return "; ".join([snapshot("before"), launch, snapshot("after"), report])
 
 
-def guest_command(boot, scenarios, sweep):
+def guest_command(boot: table.Boot, scenarios: List[table.Scenario], sweep: bool) -> str:
     cmd = []
     for f in GUEST_FILES:
         cmd.append("echo '@@file %s'; cat %s 2>/dev/null" % (f, f))
@@ -95,7 +108,7 @@ def guest_command(boot, scenarios, sweep):
     if sweep:
         for strategy in boot.sweep:
             for size in table.SWEEP_SIZES:
-                count = min(max(table.SWEEP_TOTAL // size, 1), 4096)
+                count = min(max(table.SWEEP_TOTAL // size, 1), SWEEP_MAX_COUNT)
                 for _ in range(table.SWEEP_REPEAT):
                     cmd.append(run_command("run --strategy %s --op fill --size %d --count %d --runs 0" % (
                         strategy, size, count), "sweep %s %d %d" % (strategy, size, count)))
@@ -103,37 +116,98 @@ def guest_command(boot, scenarios, sweep):
     return "; ".join(cmd)
 
 
-def collect(raw, scenarios, sweep, guest_opts, top, on_boot=None):
-    """Run every boot that has a selected scenario; on_boot(boot) after each."""
+def boot_spec(boot: table.Boot) -> BootSpec:
+    """A boot as it will run: the table's Boot, its kernel resolved."""
+    return {"name": boot.name, "kernel": boot.kernel or table.KERNEL, "machine": boot.machine,
+            "mem": boot.mem, "kernel_args": boot.kernel_args, "device_props": boot.device_props,
+            "qemu_args": boot.qemu_args, "allow_log": boot.allow_log, "devices": boot.devices,
+            "prepare": boot.prepare, "repeats": boot.repeats, "timeout": BOOT_TIMEOUT,
+            "sweep": dict(boot.sweep), "runs": []}
+
+
+def scenario_spec(s: table.Scenario) -> ScenarioSpec:
+    return {"name": s.name, "boot": s.boot, "strategy": s.strategy, "op": s.op, "size": s.size,
+            "count": s.count, "verify": s.verify, "all_devices": s.all_devices,
+            "repeats_row": s.repeats_row or None}
+
+
+def run_guest_args(boot: table.Boot, run_name: str, raw: str, guest_opts: List[str]) -> List[str]:
+    """run-guest's options for one boot, all but the guest command."""
+    args = [*guest_opts, "--machine", boot.machine, "--mem", boot.mem,
+            "--log", "demo-" + run_name.replace("@", "-").replace("~", "-"), "--timeout", str(BOOT_TIMEOUT),
+            "--devices", str(boot.devices),
+            "--status", os.path.join(raw, run_name + ".status.json")]
+    if boot.kernel:
+        args += ["--kernel-version", boot.kernel]
+    if boot.kernel_args:
+        args += ["--append", boot.kernel_args]
+    if boot.device_props:
+        args += ["--device-props", boot.device_props]
+    if boot.qemu_args:
+        args += ["--qemu-args", boot.qemu_args]
+    if boot.allow_log:
+        args += ["--allow-log", boot.allow_log]
+    return args
+
+
+def plan(scenarios: List[table.Scenario], sweep: bool) -> Manifest:
+    """The manifest of a run of these scenarios, before any boot."""
+    boots = {b.name: boot_spec(b) for b in table.BOOTS if any(s.boot == b.name for s in scenarios)}
+    for b in boots.values():
+        if not sweep:
+            b["sweep"] = {}
+    return {"schema": SCHEMA, "complete": False, "kernel": table.KERNEL, "other_kernel": table.OTHER_KERNEL,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": None,
+            "runs_asked": table.RUNS, "counters": dict(table.COUNTERS), "levels": sorted(table.LEVELS),
+            "sweep": {"enabled": sweep, "op": "fill", "sizes": list(table.SWEEP_SIZES),
+                      "total": table.SWEEP_TOTAL, "repeat": table.SWEEP_REPEAT, "max_count": SWEEP_MAX_COUNT},
+            "boots": boots, "scenarios": [scenario_spec(s) for s in scenarios]}
+
+
+def read_status(path: str) -> Optional[RunStatus]:
+    """run-guest's status file; None when it wrote none (or not JSON)."""
+    try:
+        with open(path) as f:
+            status = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return None
+    return status if isinstance(status, dict) else None
+
+
+def write_manifest(raw: str, manifest: Manifest) -> None:
+    path = os.path.join(raw, "manifest.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
+def collect(raw: str, scenarios: List[table.Scenario], sweep: bool, guest_opts: List[str], top: str,
+            on_boot: Optional[Callable[[Manifest, str], None]] = None) -> Manifest:
+    """Run every boot that has a selected scenario, keeping raw/manifest.json
+    up to date; on_boot(manifest, boot name) after each."""
     os.makedirs(raw, exist_ok=True)
     run_guest = os.path.join(top, "scripts", "run-guest")
     start = time.time()
-    boots = [b for b in table.BOOTS if any(s.boot == b.name for s in scenarios)]
-    for boot in boots:
+    manifest = plan(scenarios, sweep)
+    write_manifest(raw, manifest)
+    for boot in [table.BOOT[b] for b in manifest["boots"]]:
         mine = [s for s in scenarios if s.boot == boot.name]
+        spec = manifest["boots"][boot.name]
         for run_name in table.boot_runs(boot):
-            args = [run_guest, *guest_opts, "--machine", boot.machine, "--mem", boot.mem,
-                    "--log", "demo-" + run_name.replace("@", "-").replace("~", "-"), "--timeout", "180",
-                    "--devices", str(boot.devices),
-                    "--status", os.path.join(raw, run_name + ".status.json")]
-            if boot.kernel:
-                args += ["--kernel-version", boot.kernel]
-            if boot.kernel_args:
-                args += ["--append", boot.kernel_args]
-            if boot.device_props:
-                args += ["--device-props", boot.device_props]
-            if boot.qemu_args:
-                args += ["--qemu-args", boot.qemu_args]
-            if boot.allow_log:
-                args += ["--allow-log", boot.allow_log]
+            args = run_guest_args(boot, run_name, raw, guest_opts)
             # The sweep runs on the first boot of a configuration only
-            args += ["--run", guest_command(boot, mine, sweep and run_name == boot.name)]
+            command = guest_command(boot, mine, sweep and run_name == boot.name)
             with open(os.path.join(raw, run_name + ".out"), "w") as out, \
                     open(os.path.join(raw, run_name + ".err"), "w") as err:
-                subprocess.run(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, check=False)
+                subprocess.run([run_guest, *args, "--run", command], stdout=out, stderr=err,
+                               stdin=subprocess.DEVNULL, check=False)
+            spec["runs"].append({"name": run_name, "argv": args,
+                                 "status": read_status(os.path.join(raw, run_name + ".status.json"))})
+            write_manifest(raw, manifest)
         if on_boot:
-            on_boot(boot)
-    with open(os.path.join(raw, "selection.json"), "w") as f:
-        json.dump({"scenarios": [s.name for s in scenarios], "sweep": sweep,
-                   "seconds": int(time.time() - start)}, f)
-        f.write("\n")
+            on_boot(manifest, boot.name)
+    manifest["complete"] = True
+    manifest["seconds"] = int(time.time() - start)
+    write_manifest(raw, manifest)
+    return manifest

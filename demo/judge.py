@@ -1,16 +1,34 @@
-"""Load what the guests printed (collect.py's raw/ folder), make one record
-per scenario, judge it against the table, and write results.json.
+"""A pure function from collect.py's raw/ folder to results.json: load what
+the guests printed, make one record per scenario, judge it, add the claims.
+
+What ran comes from raw/manifest.json alone (records.Manifest: every boot
+and scenario as collect resolved it, with run-guest's status of each
+boot). From the live table judge takes only what judges: each scenario's
+check, its expectation text and its kind, and the claims. It refuses
+(Refused, with a message saying why and what to run) a manifest of another
+schema or from a collect that did not finish, a run collected for another
+demo kernel than DMA32_KERNEL, a scenario whose request or boot the table
+has changed since it ran (or no longer has), and guest output that
+disagrees with its manifest (a request, a kernel command line, a kernel
+version, a boot that is not in it).
 
 Nothing here invents a number: a counter that the guest kernel lacks is
-null, and a guest that failed says why from run-guest's status file.
+null, and a guest that failed says why from run-guest's status.
 """
 import json
 import os
 import re
 import statistics
 import time
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import table
+from .records import (SCHEMA, AddressRun, BootInfo, BootResult, BootSpec, Claim, DeviceResult, Manifest,
+                      Record, Results, RunStatus, ScenarioSpec)
+
+
+class Refused(Exception):
+    """raw/ that judge will not judge; the message says why."""
 
 
 def parse_sections(text):
@@ -114,16 +132,20 @@ def vmstat_delta(before, after):
     return {k: after[k] - before.get(k, 0) for k in VMSTAT_EVENTS if k in after}
 
 
-def load_boot(raw, boot):
-    """(info, runs, sweep, failure) for one boot."""
-    status_path = os.path.join(raw, boot + ".status.json")
-    status = None
-    if os.path.exists(status_path):
-        try:
-            with open(status_path) as f:
-                status = json.load(f)
-        except (OSError, json.JSONDecodeError):
-            status = None
+class Loaded(NamedTuple):
+    """One boot run's output: what the guest said about itself, its
+    scenarios' dma32ctl results by name, its sweep, why it failed (None
+    when it did not) and run-guest's status."""
+    info: Optional[BootInfo]
+    runs: Dict[str, Dict[str, Any]]
+    sweep: List[Dict[str, Any]]
+    failure: Optional[str]
+    status: Optional[RunStatus]
+
+
+def load_boot(raw: str, boot: str, status: Optional[RunStatus], counters: Dict[str, str]) -> Loaded:
+    """One boot run's raw/BOOT.out, with run-guest's status from the
+    manifest; counters: record key -> kernel file (the manifest's)."""
     text = ""
     out_path = os.path.join(raw, boot + ".out")
     if os.path.exists(out_path):
@@ -133,7 +155,7 @@ def load_boot(raw, boot):
     info = {"zones": {}, "counters_present": [], "iommu_groups": 0, "page_alloc_shuffle": None,
             "cmdline": None, "zone_layout_line": None, "device": None, "swiotlb_pool": None,
             "zones_peak": None, "zones_pressed": None, "buddyinfo_pressed": None, "prepare": None,
-            "ram": None, "vmstat": None, "vmstat_pressed": None}
+            "ram": None, "vmstat": None, "vmstat_pressed": None, "kernel_release": None}
     runs, sweep, done = {}, [], False
     devruns, snapshots = {}, {}
     for i, (kind, args, lines) in enumerate(sections):
@@ -159,6 +181,9 @@ def load_boot(raw, boot):
             info["ram"] = parse_iomem(lines)
         elif kind == "file" and args == "/proc/cmdline":
             info["cmdline"] = " ".join(lines).strip() or None
+        elif kind == "file" and args == "/proc/version":
+            m = re.match(r"Linux version (\S+)", " ".join(lines).strip())
+            info["kernel_release"] = m.group(1) if m else None
         elif kind == "file" and args.endswith("page_alloc/parameters/shuffle"):
             v = " ".join(lines).strip()
             info["page_alloc_shuffle"] = None if not v else v in ("Y", "1")
@@ -194,9 +219,8 @@ def load_boot(raw, boot):
             done = True
     for name, per in devruns.items():
         runs[name] = aggregate(per, snapshots.get(name, {}))
-    wanted = set(table.COUNTERS.values())
     info["counters_present"] = sorted(
-        k for k, p in table.COUNTERS.items() if p in wanted and os.path.basename(p) in info["counters_present"])
+        k for k, p in counters.items() if os.path.basename(p) in info["counters_present"])
     failure = None
     if status is None:
         failure = "run-guest wrote no status (see %s)" % os.path.join(raw, boot + ".err")
@@ -206,7 +230,7 @@ def load_boot(raw, boot):
         failure = "the guest's output ended early"
     if not info["zones"]:
         info = None if failure else info
-    return info, runs, sweep, failure, status
+    return Loaded(info, runs, sweep, failure, status)
 
 
 # What a run on every device at once adds up to: these are summed over the
@@ -264,21 +288,21 @@ def mb_s(res):
     return round(res["bytes"] * 1000.0 / res["ns"], 1)
 
 
-def counter(res, key):
-    """A kernel counter around the request: its delta, or its level after
-    it for LEVELS; None when the kernel has no such file."""
-    c = ((res or {}).get("counters") or {}).get(table.COUNTERS[key]) or {}
+def counter(res: Optional[Dict[str, Any]], path: str, level: bool) -> Optional[int]:
+    """A kernel counter (its file) around the request: its delta, or its
+    level after it; None when the kernel has no such file."""
+    c = ((res or {}).get("counters") or {}).get(path) or {}
     before, after = c.get("before"), c.get("after")
-    if key in table.LEVELS:
+    if level:
         return after
     if before is None or after is None:
         return None
     return after - before
 
 
-def layout_ok(boot, info):
+def layout_ok(boot: BootSpec, info: Optional[BootInfo]) -> Tuple[Optional[bool], str]:
     """Did the kernel honour dma32= (None when there is nothing to check)?"""
-    want = [a.split("=", 1)[1] for a in boot.kernel_args.split() if a.startswith("dma32=")]
+    want = [a.split("=", 1)[1] for a in boot["kernel_args"].split() if a.startswith("dma32=")]
     if not want or not info:
         return None, ""
     d32 = table.zone(info, "DMA32")
@@ -299,15 +323,22 @@ def address(v):
     return None if v is None else int(v, 16)
 
 
-def parse_runs(res):
+class MalformedRuns(ValueError):
+    """dma32ctl reported address runs that do not parse."""
+
+
+def parse_runs(res: Dict[str, Any]) -> Tuple[Optional[List[AddressRun]], Optional[List[AddressRun]], Optional[int]]:
     """(device, runs, runs_dropped) from dma32ctl's JSON, addresses as
     numbers: the device's own memory (ring and control buffers, each with
     "kind") and the buffers' runs, a run's "bounce_slot" (the device got a
     swiotlb slot) as "bounced"; (None, None, None) when it reported none
-    (not asked, rejected, malformed)."""
+    (not asked, or the request was rejected). Runs that are there but do
+    not parse raise MalformedRuns: they are never left unchecked."""
+    if "runs" not in res:
+        return None, None, None
     try:
-        if not isinstance(res.get("runs"), list):
-            return None, None, None
+        if not isinstance(res["runs"], list):
+            raise TypeError("\"runs\" is %s, not a list" % type(res["runs"]).__name__)
         device = [{"kind": kind, "phys": address(r["phys"]), "dma": address(r.get("dma")),
                    "pages": int(r["pages"]), "in_pool": bool(r.get("in_pool"))}
                   for kind in ("ring", "ctrl") for r in res.get(kind) or []]
@@ -316,8 +347,8 @@ def parse_runs(res):
                  "in_pool": bool(r.get("in_pool")), "reserved": bool(r.get("reserved"))}
                 for r in res["runs"]]
         return device, runs, int(res.get("runs_dropped") or 0)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None, None, None
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise MalformedRuns("%s: %s" % (type(e).__name__, e)) from e
 
 
 def runs_tally(runs, zones):
@@ -348,13 +379,13 @@ def runs_tally(runs, zones):
     return t
 
 
-def runs_disagree(rec, zones):
+def runs_disagree(rec: Record, zones: Optional[Dict[str, Any]], runs_asked: int) -> Optional[List[str]]:
     """Where the address runs and the driver's counters disagree: a list of
     reasons ([] when they agree), None without runs."""
     if rec.get("runs") is None:
         return None
     if rec["runs_dropped"]:
-        return ["%d runs did not fit in --runs %d" % (rec["runs_dropped"], table.RUNS)]
+        return ["%d runs did not fit in --runs %d" % (rec["runs_dropped"], runs_asked)]
     t, out = runs_tally(rec["runs"], zones or {}), []
     for what, mine, theirs in (("pages", t["pages"], rec["pages"]),
                                ("pages above 4 GiB", t["pages_above_4g"], rec["pages_above_4g"]),
@@ -370,20 +401,25 @@ def runs_disagree(rec, zones):
     return out
 
 
-def make_record(s, info, run, failure, status):
-    boot = table.BOOT[s.boot]
+def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", manifest: Manifest,
+                loaded: Loaded) -> Record:
+    """One scenario's record from one boot run: what ran from the manifest
+    (spec, boot), what judges it from the live table's scenario (live)."""
+    info, failure, status = loaded.info, loaded.failure, loaded.status
+    run = loaded.runs.get(spec["name"])
     res = (run or {}).get("result") or {}
     zone_dma = ((res.get("counters") or {}).get("zone:DMA")) or {}
-    rec = {
-        "name": s.name, "boot": s.boot, "kind": s.kind,
-        "kernel": boot.kernel or table.KERNEL, "repeats_row": s.repeats_row or None,
-        "machine": boot.machine, "mem": boot.mem, "kernel_args": boot.kernel_args,
-        "device_props": boot.device_props, "qemu_args": boot.qemu_args,
-        "shuffle": "random" if "page_alloc.shuffle=1" in boot.kernel_args.split() else None,
-        "pressure": bool(boot.prepare),
+    rec: Record = {
+        "name": spec["name"], "boot": spec["boot"], "kind": live.kind,
+        "kernel": boot["kernel"], "repeats_row": spec["repeats_row"],
+        "machine": boot["machine"], "mem": boot["mem"], "kernel_args": boot["kernel_args"],
+        "device_props": boot["device_props"], "qemu_args": boot["qemu_args"],
+        "shuffle": "random" if "page_alloc.shuffle=1" in boot["kernel_args"].split() else None,
+        "pressure": bool(boot["prepare"]),
         "repeats": 1,
         "zone_protection": {z: v.get("protection") for z, v in ((info or {}).get("zones") or {}).items()},
-        "strategy": s.strategy, "op": s.op, "size": s.size, "count": s.count, "verify": s.verify,
+        "strategy": spec["strategy"], "op": spec["op"], "size": spec["size"], "count": spec["count"],
+        "verify": spec["verify"],
         "ok": bool(res.get("ok")) if failure is None and run else False,
         "errno": res.get("errno"),
         "device_faults": res.get("device_faults"),
@@ -400,7 +436,7 @@ def make_record(s, info, run, failure, status):
         "bytes": res.get("bytes"), "ns": res.get("ns"), "buffers": res.get("buffers"),
         "fault_addr": res.get("fault_addr"), "coherent_held": res.get("coherent_held"),
         "cpu_ns": res.get("cpu_ns"),
-        "devices": boot.devices,
+        "devices": boot["devices"],
         "buffers_verified": res.get("buffers_verified"),
         "alias_canary_errors": res.get("alias_canary_errors"),
         "alias_high": ((info or {}).get("device") or {}).get("alias_window") or None,
@@ -410,14 +446,18 @@ def make_record(s, info, run, failure, status):
         "stderr": (run or {}).get("stderr") or None,
         "guest_ok": failure is None, "guest_error": failure,
         "log": (status or {}).get("console_log"),
-        "expect": s.expect,
+        "expect": live.expect,
     }
-    for key in table.COUNTERS:
-        rec[key] = counter(res, key)
+    for key, path in manifest["counters"].items():
+        rec[key] = counter(res, path, key in manifest["levels"])  # type: ignore[literal-required]
     # Where the ring, the control buffers and the buffers were: runs of
     # contiguous pages, from the driver; they must add up to its counts.
-    rec["device_runs"], rec["runs"], rec["runs_dropped"] = parse_runs(res)
-    rec["runs_disagree"] = runs_disagree(rec, (info or {}).get("zones"))
+    try:
+        rec["device_runs"], rec["runs"], rec["runs_dropped"] = parse_runs(res)
+        rec["runs_disagree"] = runs_disagree(rec, (info or {}).get("zones"), manifest["runs_asked"])
+    except MalformedRuns as e:
+        rec["device_runs"], rec["runs"], rec["runs_dropped"] = None, None, None
+        rec["runs_disagree"] = ["malformed address runs from dma32ctl (%s)" % e]
     # Bounce cost in units that carry over to real hardware: bytes swiotlb
     # copied per byte the request moved, and guest CPU time per MiB.
     copied = [rec["swiotlb_bounced_bytes"], rec["swiotlb_bounced_bytes_sync"]]
@@ -434,7 +474,7 @@ def make_record(s, info, run, failure, status):
         rec["as_expected"] = False
         rec["showed"] = "dma32ctl gave no result (exit %s): %s" % (run.get("rc"), run.get("stderr") or "no output")
         return rec
-    rec["as_expected"], rec["showed"] = s.check(rec, info)
+    rec["as_expected"], rec["showed"] = live.check(rec, info)
     if rec["runs_disagree"]:
         rec["as_expected"] = False
         rec["showed"] = "address runs disagree with the counters (%s); %s" % (
@@ -442,7 +482,7 @@ def make_record(s, info, run, failure, status):
     lok, ltxt = layout_ok(boot, info)
     if lok is False:
         rec["as_expected"] = False
-        rec["showed"] = "kernel ignored %s (%s); %s" % (boot.kernel_args, ltxt, rec["showed"])
+        rec["showed"] = "kernel ignored %s (%s); %s" % (boot["kernel_args"], ltxt, rec["showed"])
     return rec
 
 
@@ -453,7 +493,7 @@ REPEATED = ("mbps", "driver_bounced", "driver_bounced_bytes", "swiotlb_bounced",
             "mappings_above_4g", "coherent_swiotlb_bytes", "copied_per_byte", "cpu_ms_per_mib")
 
 
-def combine(recs):
+def combine(recs: List[Record]) -> Record:
     """One record for a row whose boot ran len(recs) times: the median boot's
     record, as it was (its counts, address runs and memory map agree with
     each other), with "median", "min" and "max" beside it for each REPEATED
@@ -466,7 +506,7 @@ def combine(recs):
     order = sorted(range(len(recs)), key=lambda k: tuple(recs[k].get(f) or 0 for f in
                                                           ("pages_above_4g", "buffers", "mbps")))
     mid = order[len(order) // 2]
-    rec = dict(recs[mid])
+    rec: Record = dict(recs[mid])  # type: ignore[assignment]
     rec["repeats"] = len(recs)
     rec["median_boot"] = mid + 1
     rec["median"], rec["min"], rec["max"] = {}, {}, {}
@@ -489,11 +529,12 @@ def combine(recs):
     return rec
 
 
-def fmt_num(v):
+def fmt_num(v: Any) -> str:
     return ("%.2f" % v).rstrip("0").rstrip(".") if isinstance(v, float) else str(v)
 
 
-def sweep_best(sweeps):
+def sweep_best(sweeps: Dict[str, List[Dict[str, Any]]], boots: Dict[str, BootSpec]
+               ) -> Tuple[Dict[str, Dict[int, float]], List[Dict[str, Any]]]:
     """({label: {size: best MB/s}}, [failed sweep runs]) from all sweep records."""
     best, failed = {}, []
     for boot, recs in sweeps.items():
@@ -504,64 +545,213 @@ def sweep_best(sweeps):
                 failed.append({"boot": boot, "strategy": s["strategy"], "size": s["size"], "rc": s.get("rc"),
                                "errno": res.get("errno")})
                 continue
-            label = table.BOOT[boot].sweep.get(s["strategy"], s["strategy"])
+            label = boots[boot]["sweep"].get(s["strategy"], s["strategy"])
             d = best.setdefault(label, {})
             d[s["size"]] = max(d.get(s["size"], 0), v)
     return best, failed
 
 
-def judge(raw, versions_txt):
-    with open(os.path.join(raw, "selection.json")) as f:
-        sel = json.load(f)
-    chosen = [s for s in table.SCENARIOS if s.name in sel["scenarios"]]
-    boots, sweeps, repeats = {}, {}, {}
-    for s in chosen:
-        if s.boot not in boots:
-            names = table.boot_runs(table.BOOT[s.boot])
-            loaded = [load_boot(raw, n) for n in names]
-            info, runs, sw, failure, status = loaded[0]
-            boots[s.boot] = (info, runs, failure, status)
-            repeats[s.boot] = loaded
-            sweeps[s.boot] = sw
-    records = [combine([make_record(s, info, runs.get(s.name), failure, status)
-                        for info, runs, _, failure, status in repeats[s.boot]]) for s in chosen]
-    best, failed_sweeps = sweep_best(sweeps)
-    infos = {b: v[0] for b, v in boots.items()}
+def read_manifest(raw: str) -> Manifest:
+    path = os.path.join(raw, "manifest.json")
+    if not os.path.exists(path):
+        raise Refused("%s has no manifest.json, so nothing says what ran there: run 'make demo' "
+                      "(or python3 -m demo collect)" % raw)
+    try:
+        with open(path) as f:
+            manifest = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise Refused("%s is not readable JSON (%s): run 'make demo' again" % (path, e)) from e
+    if not isinstance(manifest, dict) or manifest.get("schema") != SCHEMA:
+        raise Refused("%s has schema %s, this judge reads schema %d: run 'make demo' again" % (
+            path, manifest.get("schema") if isinstance(manifest, dict) else "?", SCHEMA))
+    if not manifest.get("complete"):
+        done = [r["name"] for b in manifest["boots"].values() for r in b["runs"]]
+        raise Refused("%s is from a collect that did not finish (%d boots ran: %s): run 'make demo' again" % (
+            path, len(done), ", ".join(done) or "none"))
+    return manifest
+
+
+# What a scenario asks of its boot and of dma32ctl: a change to any of
+# them in the table changes what a re-run would measure.
+REQUEST_KEYS = ("boot", "strategy", "op", "size", "count", "verify", "all_devices", "repeats_row")
+BOOT_KEYS = ("kernel", "machine", "mem", "kernel_args", "device_props", "qemu_args", "devices", "prepare",
+             "repeats")
+
+
+def table_disagrees(manifest: Manifest, tbl: Any) -> List[str]:
+    """Where the live table would run the manifest's scenarios otherwise
+    than they ran: [] when it would run them the same."""
+    from .collect import boot_spec, scenario_spec
+    out = []
+    live = {s.name: s for s in tbl.SCENARIOS}
+    for spec in manifest["scenarios"]:
+        s = live.get(spec["name"])
+        if s is None:
+            out.append("%s ran, but the table has no such scenario now" % spec["name"])
+            continue
+        now = scenario_spec(s)
+        out += ["%s: %s was %r when it ran, the table now says %r" % (spec["name"], k, spec[k], now[k])
+                for k in REQUEST_KEYS if spec[k] != now[k]]  # type: ignore[literal-required]
+    for name, ran in manifest["boots"].items():
+        b = tbl.BOOT.get(name)
+        if b is None:
+            out.append("boot %s ran, but the table has no such boot now" % name)
+            continue
+        now = boot_spec(b)
+        out += ["boot %s: %s was %r when it ran, the table now says %r" % (name, k, ran[k], now[k])
+                for k in BOOT_KEYS if ran[k] != now[k]]  # type: ignore[literal-required]
+    return out
+
+
+def output_disagrees(manifest: Manifest, loaded: Dict[str, Loaded], raw: str) -> List[str]:
+    """Where the guests' output disagrees with the manifest: [] when it
+    does not."""
+    out = []
+    runs = {r["name"]: (b, r) for b in manifest["boots"].values() for r in b["runs"]}
+    extra = sorted(f[:-4] for f in os.listdir(raw) if f.endswith(".out") and f[:-4] not in runs)
+    if extra:
+        out.append("raw/ holds output of boots the manifest does not list: %s" % ", ".join(extra))
+    for name, (boot, run) in runs.items():
+        on_disk = read_status_file(os.path.join(raw, name + ".status.json"))
+        if on_disk is not None and on_disk != run["status"]:
+            out.append("%s: run-guest's status file says %s, the manifest %s" % (
+                name, on_disk.get("outcome"), (run["status"] or {}).get("outcome")))
+        info = loaded[name].info
+        if not info:
+            continue
+        words = (info.get("cmdline") or "").split()
+        missing = [w for w in boot["kernel_args"].split() if w not in words]
+        if info.get("cmdline") is not None and missing:
+            out.append("%s: the kernel booted without %s, which the manifest says it was given" % (
+                name, " ".join(missing)))
+        release = info.get("kernel_release")
+        if release is not None and not (release == boot["kernel"] or release.startswith(boot["kernel"] + ".")
+                                        or release.startswith(boot["kernel"] + "-")):
+            out.append("%s: the guest ran Linux %s, the manifest says %s" % (name, release, boot["kernel"]))
+    for spec in manifest["scenarios"]:
+        for run in manifest["boots"][spec["boot"]]["runs"]:
+            got = loaded[run["name"]].runs.get(spec["name"])
+            results = [p.get("result") for p in (got or {}).get("per_device") or [got or {}]]
+            for res in results:
+                if not res:
+                    continue
+                diff = ["%s %r" % (k, res[k]) for k in ("strategy", "op", "size", "count", "verify")
+                        if k in res and res[k] != spec[k]]  # type: ignore[literal-required]
+                if diff and not any(o.startswith("%s (%s):" % (spec["name"], run["name"])) for o in out):
+                    out.append("%s (%s): dma32ctl ran %s; the manifest asked %s" % (
+                        spec["name"], run["name"], ", ".join(diff),
+                        ", ".join("%s %r" % (k, spec[k]) for k in ("strategy", "op", "size", "count", "verify"))))
+    return out
+
+
+def read_status_file(path: str) -> Optional[RunStatus]:
+    try:
+        with open(path) as f:
+            status = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return None
+    return status if isinstance(status, dict) else None
+
+
+def refuse(what: str, problems: List[str], hint: str) -> None:
+    if problems:
+        shown = problems[:8] + (["... and %d more" % (len(problems) - 8)] if len(problems) > 8 else [])
+        raise Refused("%s:\n  %s\n%s" % (what, "\n  ".join(shown), hint))
+
+
+class RawRun(NamedTuple):
+    """raw/ as loaded: the manifest and every boot run's output."""
+    manifest: Manifest
+    boots: Dict[str, Loaded]
+
+
+def load(raw: str) -> RawRun:
+    """raw/ as it is, checked against itself: Refused when its manifest is
+    missing, incomplete, of another schema, or disagrees with the guests'
+    output."""
+    manifest = read_manifest(raw)
+    loaded = {r["name"]: load_boot(raw, r["name"], r["status"], manifest["counters"])
+              for b in manifest["boots"].values() for r in b["runs"]}
+    refuse("the guests' output in %s disagrees with its manifest" % raw, output_disagrees(manifest, loaded, raw),
+           "It was not written by one run of collect: run 'make demo' again.")
+    return RawRun(manifest, loaded)
+
+
+def check_against(run: RawRun, tbl: Any, env_kernel: Optional[str]) -> None:
+    """Refused when the live table (and DMA32_KERNEL) would not judge this
+    run as what it was."""
+    m = run.manifest
+    if env_kernel and env_kernel != m["kernel"]:
+        raise Refused("this run was collected with %s as the demo's kernel (%s the other), and DMA32_KERNEL is %s:"
+                      " judging it would label its boots wrongly. Re-judge with KERNEL=%s, or run"
+                      " 'make demo KERNEL=%s'" % (m["kernel"], m["other_kernel"], env_kernel, m["kernel"],
+                                                 env_kernel))
+    changed = table_disagrees(m, tbl)
+    names = sorted({p.split(":")[0].split(" ")[-1] if p.startswith("boot ") else p.split(":")[0].split(" ")[0]
+                    for p in changed})
+    refuse("the table has changed what this run measured", changed,
+           "Its checks would judge numbers of another request. Run the scenarios again: make demo ONLY='%s'" % (
+               "|".join(re.escape(n) for n in names)))
+
+
+Judging = Dict[str, Any]   # scenario name -> the live table's Scenario (check, expect, kind)
+ClaimFn = Callable[[Dict[str, Record], Dict[str, Optional[BootInfo]], Dict[str, Dict[int, float]]], Optional[str]]
+
+
+def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]],
+             versions: Dict[str, str]) -> Results:
+    """results.json from loaded raw/ and what judges it: judging[name]'s
+    check, expect and kind, and the claims as (quote, function)."""
+    m = run.manifest
+    records = []
+    for spec in m["scenarios"]:
+        boot = m["boots"][spec["boot"]]
+        records.append(combine([make_record(spec, boot, judging[spec["name"]], m, run.boots[r["name"]])
+                                for r in boot["runs"]]))
+    firsts = {b: run.boots[spec["runs"][0]["name"]] for b, spec in m["boots"].items() if spec["runs"]}
+    infos = {b: loaded.info for b, loaded in firsts.items()}
+    sweeps = {b: loaded.sweep for b, loaded in firsts.items()}
+    best, failed_sweeps = sweep_best(sweeps, m["boots"])
     by_name = {r["name"]: r for r in records}
-    claims = []
-    for quote, fn in table.CLAIMS:
+    out_claims: List[Claim] = []
+    for quote, fn in claims:
         txt = fn(by_name, infos, best)
         if txt is not None:
-            claims.append({"claim": quote, "numbers": txt})
+            out_claims.append({"id": fn.__name__, "claim": quote, "numbers": txt})
     kernel_counters = sorted({c for i in infos.values() if i for c in i.get("counters_present", [])})
+    boots: Dict[str, BootResult] = {}
+    for b, loaded in firsts.items():
+        spec, i = m["boots"][b], loaded.info or {}
+        boots[b] = {"kernel": spec["kernel"], "machine": spec["machine"], "mem": spec["mem"],
+                    "devices": spec["devices"], "kernel_args": spec["kernel_args"],
+                    "device_props": spec["device_props"], "qemu_args": spec["qemu_args"],
+                    "cmdline": i.get("cmdline"), "zone_layout_line": i.get("zone_layout_line"),
+                    "zones": i.get("zones"), "device": i.get("device"),
+                    "iommu_groups": i.get("iommu_groups"),
+                    "page_alloc_shuffle": i.get("page_alloc_shuffle"),
+                    "swiotlb_pool": i.get("swiotlb_pool"),
+                    "vmstat_during_prepare": vmstat_delta(i.get("vmstat"), i.get("vmstat_pressed")),
+                    "prepare": spec["prepare"] or None,
+                    "prepare_output": i.get("prepare"),
+                    "zones_peak": i.get("zones_peak"),
+                    "zones_pressed": i.get("zones_pressed"),
+                    "buddyinfo_pressed": i.get("buddyinfo_pressed"),
+                    "ram": i.get("ram"),
+                    "seconds": (loaded.status or {}).get("seconds"),
+                    "error": loaded.failure, "log": (loaded.status or {}).get("console_log")}
     return {
-        "versions": versions_dict(versions_txt),
+        "schema": SCHEMA,
+        "kernel": m["kernel"],
+        "versions": versions,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "seconds": sel.get("seconds"),
+        "collected": m["started"],
+        "seconds": m["seconds"],
         "kernel_counters_present": kernel_counters,
-        "boots": {b: {"kernel": table.BOOT[b].kernel or table.KERNEL,
-                      "machine": table.BOOT[b].machine, "mem": table.BOOT[b].mem,
-                      "devices": table.BOOT[b].devices,
-                      "kernel_args": table.BOOT[b].kernel_args, "device_props": table.BOOT[b].device_props,
-                      "qemu_args": table.BOOT[b].qemu_args,
-                      "cmdline": (i or {}).get("cmdline"), "zone_layout_line": (i or {}).get("zone_layout_line"),
-                      "zones": (i or {}).get("zones"), "device": (i or {}).get("device"),
-                      "iommu_groups": (i or {}).get("iommu_groups"),
-                      "page_alloc_shuffle": (i or {}).get("page_alloc_shuffle"),
-                      "swiotlb_pool": (i or {}).get("swiotlb_pool"),
-                      "vmstat_during_prepare": vmstat_delta((i or {}).get("vmstat"), (i or {}).get("vmstat_pressed")),
-                      "prepare": table.BOOT[b].prepare or None,
-                      "prepare_output": (i or {}).get("prepare"),
-                      "zones_peak": (i or {}).get("zones_peak"),
-                      "zones_pressed": (i or {}).get("zones_pressed"),
-                      "buddyinfo_pressed": (i or {}).get("buddyinfo_pressed"),
-                      "ram": (i or {}).get("ram"),
-                      "seconds": (boots[b][3] or {}).get("seconds"),
-                      "error": boots[b][2], "log": (boots[b][3] or {}).get("console_log")}
-                  for b, i in infos.items()},
+        "boots": boots,
         "scenarios": records,
-        "claims": claims,
-        "sweep": {"op": "fill", "bytes_per_point": table.SWEEP_TOTAL, "mbps_best_of": table.SWEEP_REPEAT,
+        "claims": out_claims,
+        "sweep": {"op": m["sweep"]["op"], "bytes_per_point": m["sweep"]["total"],
+                  "mbps_best_of": m["sweep"]["repeat"],
                   "mbps": {l: {str(s): v for s, v in sorted(d.items())} for l, d in best.items()},
                   "failed_runs": failed_sweeps},
         "summary": {"ratio_direct_over_bounced_1M": table.ratio(best, "streaming-dma32", "streaming"),
@@ -573,7 +763,19 @@ def judge(raw, versions_txt):
     }
 
 
-def versions_dict(path):
+def judging_of(tbl: Any) -> Judging:
+    return {s.name: s for s in tbl.SCENARIOS}
+
+
+def judge(raw: str, versions_txt: str, tbl: Any = table, env_kernel: Optional[str] = None) -> Results:
+    """raw/ -> results.json's content; Refused when raw/ cannot be judged
+    as what it was (see the module's docstring)."""
+    run = load(raw)
+    check_against(run, tbl, env_kernel)
+    return evaluate(run, judging_of(tbl), tbl.CLAIMS, versions_dict(versions_txt))
+
+
+def versions_dict(path: str) -> Dict[str, str]:
     """build/versions.txt, as setup-host writes it: 'NAME<TAB>VERSION' lines."""
     d = {}
     if os.path.exists(path):

@@ -21,10 +21,12 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.ab
 FIXTURE = os.path.join(TOP, "demo", "tests", "fixtures", "recorded")
 sys.path.insert(0, TOP)
 sys.dont_write_bytecode = True
-# The fixture was recorded with 6.1 as the demo's kernel (6.12 the other
-# one), whatever KERNEL= this test run was started with.
-os.environ["DMA32_KERNEL"] = "6.1"
-from demo import table  # noqa: E402
+# The fixture's manifest says which kernel was the demo's when it was
+# recorded; judge refuses another, whatever KERNEL= this test run has.
+with open(os.path.join(FIXTURE, "manifest.json")) as _f:
+    MANIFEST = json.load(_f)
+os.environ["DMA32_KERNEL"] = MANIFEST["kernel"]
+from demo import judge, table  # noqa: E402
 
 results = []
 
@@ -33,8 +35,10 @@ def check(desc, cond, diag=""):
     results.append((bool(cond), desc, diag))
 
 
-def demo(report, *cmd):
+def demo(report, *cmd, kernel=None):
     env = dict(os.environ, DMA32_TOP=TOP, DMA32_BUILD=os.path.join(report, "build"))
+    if kernel:
+        env["DMA32_KERNEL"] = kernel
     return subprocess.run([sys.executable, "-m", "demo", *cmd, "--report", report], cwd=TOP, env=env,
                           capture_output=True, text=True)
 
@@ -58,8 +62,102 @@ def prepare(scratch, name, mutate=None):
     return res, verdict, md
 
 
+def judged(scratch, name, mutate, kernel=None):
+    """judge on a copy of the recorded run changed by mutate(raw_dir)."""
+    report = os.path.join(scratch, name)
+    shutil.copytree(FIXTURE, os.path.join(report, "raw"))
+    mutate(os.path.join(report, "raw"))
+    return demo(report, "judge", kernel=kernel)
+
+
+def live_table(**changes):
+    """The live table with one scenario changed: changes = {name: {field: value}}."""
+    import dataclasses
+    import types
+    scen = [dataclasses.replace(s, **changes[s.name]) if s.name in changes else s for s in table.SCENARIOS]
+    return types.SimpleNamespace(SCENARIOS=scen, BOOT=table.BOOT, CLAIMS=table.CLAIMS)
+
+
+def refusals(scratch):
+    """raw/ that cannot be judged as what it was: refused, one message."""
+    r = judged(scratch, "other-kernel", lambda raw: None,
+               kernel=next(k for k in ("6.1", "6.12") if k != MANIFEST["kernel"]))
+    check("refused: re-judging under another DMA32_KERNEL, saying which kernel the run was collected with",
+          r.returncode == 1 and "collected with %s as the demo's kernel" % MANIFEST["kernel"] in r.stderr,
+          "exit %d: %s" % (r.returncode, r.stderr))
+    first = MANIFEST["scenarios"][0]["name"]
+    try:
+        judge.judge(FIXTURE, "/nonexistent", tbl=live_table(**{first: {"count": 16}}),
+                    env_kernel=MANIFEST["kernel"])
+        msg = None
+    except judge.Refused as e:
+        msg = str(e)
+    check("refused: a table edit that changes a request, naming the scenario and the count",
+          msg and "%s: count was" % first in msg and "make demo ONLY=" in msg, msg)
+    try:
+        judge.judge(FIXTURE, "/nonexistent", tbl=live_table(**{first: {"name": first + "-renamed"}}),
+                    env_kernel=MANIFEST["kernel"])
+        msg = None
+    except judge.Refused as e:
+        msg = str(e)
+    check("refused: a scenario that ran but is no longer in the table",
+          msg and "%s ran, but the table has no such scenario now" % first in msg, msg)
+    res = judge.judge(FIXTURE, "/nonexistent", env_kernel=MANIFEST["kernel"], tbl=live_table(
+        **{first: {"check": lambda rec, info: (False, "changed check")}}))
+    r0 = rec(res, first)
+    check("not refused: a table edit that changes only a check re-judges the run with it",
+          r0["as_expected"] is False and r0["showed"] == "changed check", r0["showed"])
+
+    def other_count(raw):
+        def f(d):
+            d["count"] += 1
+        edit_run_json(raw, "today", "dma32-streaming", f)
+    r = judged(scratch, "output-disagrees", other_count)
+    check("refused: guest output whose request disagrees with the manifest",
+          r.returncode == 1 and "dma32-streaming (today): dma32ctl ran count" in r.stderr, r.stderr)
+    r = judged(scratch, "incomplete", lambda raw: edit_manifest(raw, lambda m: m.update(complete=False)))
+    check("refused: a manifest from a collect that did not finish",
+          r.returncode == 1 and "collect that did not finish" in r.stderr, r.stderr)
+    r = judged(scratch, "old-schema", lambda raw: edit_manifest(raw, lambda m: m.update(schema=1)))
+    check("refused: a manifest of another schema", r.returncode == 1 and "schema 1" in r.stderr, r.stderr)
+    r = judged(scratch, "no-manifest", lambda raw: os.remove(os.path.join(raw, "manifest.json")))
+    check("refused: raw/ without a manifest", r.returncode == 1 and "no guest results" in r.stderr, r.stderr)
+    r = judged(scratch, "other-cmdline", lambda raw: edit(raw, "iommu", lambda t: t.replace(
+        " intel_iommu=on\n", "\n", 1)))
+    check("refused: a guest whose kernel command line lacks what the manifest says it was given",
+          r.returncode == 1 and "iommu: the kernel booted without intel_iommu=on" in r.stderr, r.stderr)
+
+
 def rec(res, name):
     return next(r for r in res["scenarios"] if r["name"] == name)
+
+
+def set_status(raw, run, **changes):
+    """Change run-guest's outcome for one boot run, in its status file and
+    in the manifest, as a run that ended so would have written both; no
+    changes: run-guest wrote no status at all."""
+    path = os.path.join(raw, "manifest.json")
+    with open(path) as f:
+        m = json.load(f)
+    entry = next(r for b in m["boots"].values() for r in b["runs"] if r["name"] == run)
+    if changes:
+        entry["status"].update(changes)
+        with open(os.path.join(raw, run + ".status.json"), "w") as f:
+            json.dump(entry["status"], f)
+    else:
+        entry["status"] = None
+        os.remove(os.path.join(raw, run + ".status.json"))
+    with open(path, "w") as f:
+        json.dump(m, f)
+
+
+def edit_manifest(raw, fn):
+    path = os.path.join(raw, "manifest.json")
+    with open(path) as f:
+        m = json.load(f)
+    fn(m)
+    with open(path, "w") as f:
+        json.dump(m, f)
 
 
 def edit(raw, boot, fn):
@@ -209,10 +307,11 @@ def run_all(scratch):
     check_runs(res)
     check_figures(res, os.path.join(scratch, "as-recorded"), md)
     names = [r["name"] for r in res["scenarios"]]
-    with open(os.path.join(FIXTURE, "selection.json")) as f:
-        selected = json.load(f)["scenarios"]
-    check("recorded run: one record per scenario run, in the table's order",
-          names == [s.name for s in table.SCENARIOS if s.name in selected], names)
+    check("recorded run: one record per scenario run, in the manifest's order",
+          names == [s["name"] for s in MANIFEST["scenarios"]], names)
+    check("recorded run: results.json carries the schema version and the run's kernel",
+          res.get("schema") == judge.SCHEMA == MANIFEST["schema"] and res.get("kernel") == MANIFEST["kernel"],
+          (res.get("schema"), res.get("kernel")))
     fields = ("machine", "mem", "shuffle", "kind", "swiotlb_bounced", "driver_bounced", "as_expected",
               "zone_dma_free_before", "zone_dma_free_after")
     missing = [(r["name"], k) for r in res["scenarios"] for k in fields if k not in r]
@@ -236,11 +335,7 @@ def run_all(scratch):
 
     # A guest that timed out: its scenarios fail with run-guest's reason.
     def timeout(raw):
-        with open(os.path.join(raw, "nodma32.status.json")) as f:
-            st = json.load(f)
-        st.update(outcome="timeout", exit=124, message="guest timed out after 180s")
-        with open(os.path.join(raw, "nodma32.status.json"), "w") as f:
-            json.dump(st, f)
+        set_status(raw, "nodma32", outcome="timeout", exit=124, message="guest timed out after 180s")
     res, verdict, md = prepare(scratch, "timeout", timeout)
     nod = [r for r in res["scenarios"] if r["boot"] == "nodma32"]
     check("a timed-out guest: its rows say why, from the status file",
@@ -277,7 +372,7 @@ def run_all(scratch):
           and "boot 3" in r["showed"] and verdict.returncode == 1, r["showed"])
 
     # No status file at all (run-guest died before it could write one).
-    res, verdict, _ = prepare(scratch, "no-status", lambda raw: os.remove(os.path.join(raw, "ring32.status.json")))
+    res, verdict, _ = prepare(scratch, "no-status", lambda raw: set_status(raw, "ring32"))
     r = rec(res, "ring32-data64-streaming")
     check("no status file: the row fails naming the missing status",
           not r["guest_ok"] and r["guest_error"].startswith("run-guest wrote no status"), r["guest_error"])
@@ -373,6 +468,19 @@ def run_all(scratch):
     check("a failed sweep run: listed in results.json",
           any(f["strategy"] == "streaming" and f["size"] == 4096 and f["errno"] == "ENOMEM" for f in failed), failed)
     check("a failed sweep run: said in the summary", "sweep runs failed" in verdict.stdout, verdict.stdout[-400:])
+
+    # Address runs that do not parse: the row fails, saying so.
+    def malformed_runs(raw):
+        def f(d):
+            d["runs"][0]["pages"] = "many"
+        edit_run_json(raw, "today", "dma32-coherent", f)
+    res, verdict, _ = prepare(scratch, "malformed-runs", malformed_runs)
+    r = rec(res, "dma32-coherent")
+    check("malformed address runs: not as expected, saying so",
+          r["as_expected"] is False and "malformed address runs" in r["showed"] and verdict.returncode == 1,
+          r["showed"])
+
+    refusals(scratch)
 
     # Bad usage: one line, exit 2 / 1.
     r = demo(os.path.join(scratch, "empty"), "judge")
