@@ -182,7 +182,13 @@ demo: all kernels
 	@$(MAKE) --no-print-directory report
 	@$(DEMO) verdict
 
-$(RESULTS): $(REPORT)/raw/selection.json demo/judge.py demo/table.py $(wildcard $(B)/versions.txt)
+# raw/manifest.json is collect's (make demo); without it there is nothing
+# to judge. judge refuses a run the table's requests no longer describe.
+$(REPORT)/raw/manifest.json:
+	@echo "make: no demo run to report on ($@ missing): run 'make demo' first" >&2; exit 1
+
+$(RESULTS): $(REPORT)/raw/manifest.json demo/judge.py demo/records.py demo/collect.py demo/table.py \
+	    $(wildcard $(B)/versions.txt)
 	@$(DEMO) judge
 
 $(REPORT_MD): $(RESULTS) demo/render.py demo/memmap.py demo/table.py demo/report.md.in \
