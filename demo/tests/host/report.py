@@ -27,6 +27,7 @@ with open(os.path.join(FIXTURE, "manifest.json")) as _f:
     MANIFEST = json.load(_f)
 os.environ["DMA32_KERNEL"] = MANIFEST["kernel"]
 from demo import judge, table  # noqa: E402
+from demo.tests import golden  # noqa: E402
 
 results = []
 
@@ -319,13 +320,18 @@ def run_all(scratch):
     bad_counts = [r["name"] for r in res["scenarios"] if r["guest_ok"] and r["swiotlb_bounced"] is not None
                   and r["driver_bounced"] is not None and r["swiotlb_bounced"] != r["driver_bounced"]]
     check("recorded run: the kernel's bounce count equals the driver's in every row", not bad_counts, bad_counts)
-    want = 0 if res["summary"]["as_expected"] == len(names) and not res["summary"]["guest_failures"] else 1
-    check("recorded run: verdict's exit status matches the summary", verdict.returncode == want,
+    pinned = golden.load_golden()
+    diff = golden.mismatches(res, pinned)
+    check("recorded run: every row's verdict and key figures, every claim's numbers, as in the golden list",
+          not diff, "; ".join(diff[:5]))
+    want = 0 if all(r["as_expected"] and r["guest_ok"] for r in pinned["rows"].values()) else 1
+    check("recorded run: verdict's exit status is the golden list's (%d)" % want, verdict.returncode == want,
           "exit %d, summary %s" % (verdict.returncode, res["summary"]))
     rows = [l for l in verdict.stdout.splitlines() if l.split()[:1] and l.split()[0] in names]
     check("recorded run: the printed table has a row per scenario", len(rows) == len(names), verdict.stdout)
     check("recorded run: report.md quotes every claim that has numbers",
-          all(c["claim"] in md for c in res["claims"]) and len(res["claims"]) >= 5, len(res["claims"]))
+          all(c["claim"] in md for c in res["claims"]) and len(res["claims"]) == len(pinned["claims"]),
+          (len(res["claims"]), len(pinned["claims"])))
     check("recorded run: report.md states machine and memory layout per scenario",
           "`-M q35 -m 6G` (2 GiB below 4 GiB)" in md and "`-M pc -m 6G` (3 GiB below 4 GiB)" in md, "")
     guarantees = [r["name"] for r in res["scenarios"] if r["kind"] == "guarantee"]
