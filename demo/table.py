@@ -37,6 +37,15 @@ COUNTERS = {
 }
 LEVELS = {"swiotlb_used", "swiotlb_used_hiwater", "swiotlb_coherent_held", "swiotlb_coherent_bytes"}
 
+# "Before" is always 2.6.14's model: no ZONE_DMA32 and 2.6.14's coherent
+# allocator (kernel-patches 0006). dma32=off alone is today's allocator
+# without the zone, which 2.6.14 never was; rows say which they are.
+BEFORE = "dma32=off dma_coherent_model=2.6.14"
+NOZONE = "dma32=off"
+SETTINGS = {BEFORE: "the 2.6.14 model (dma32=off dma_coherent_model=2.6.14)",
+            NOZONE: "today's allocator without the zone (dma32=off)",
+            "dma32=2G": "a 2 GiB zone (dma32=2G)"}
+
 
 @dataclass(frozen=True)
 class Boot:
@@ -88,6 +97,11 @@ PRESSURE = pressure(64, True)
 # 2 GiB are the RAM below 4 GiB; with the zone, ZONE_NORMAL above it.
 MANY_DEVICES = 8
 MANY = pressure(3900, False, "insmod /lib/modules/dma32demo.ko ctrl_buffers=24 ctrl_buffer_kb=256")
+# The streaming load of the eight-device rows, in 1 MiB buffers per
+# device: 8 x 4 MiB = 32 MiB bounce at once at most, half of the empty
+# 64 MiB pool, so "after" fits whatever the overlap; before and after run
+# the same load.
+MANY_COUNT = 4
 
 # page_alloc.shuffle=1 (CONFIG_SHUFFLE_PAGE_ALLOCATOR) randomises the free
 # lists at boot: a freshly booted buddy allocator hands out each zone from
@@ -102,11 +116,18 @@ BOOTS = [
          sweep={"coherent": "coherent", "streaming": "streaming",
                 "streaming-dma32": "streaming-dma32", "user": "user"}),
     Boot("nodma32", "q35", "6G", "dma32=off page_alloc.shuffle=1"),
+    # "today" with one change each: the zone emptied under today's
+    # allocator, and the 2.6.14 model (BEFORE).
+    Boot("nozone", "q35", "6G", "dma32=off dma32demo.allow_unsafe=1"),
+    Boot("before", "q35", "6G", "dma32=off dma_coherent_model=2.6.14 dma32demo.allow_unsafe=1"),
     Boot("iommu", "q35", "6G", "intel_iommu=on", qemu_args="-device intel-iommu,intremap=off",
          sweep={"streaming": "streaming via IOMMU"}),
     Boot("bits31", "pc", "6G", "page_alloc.shuffle=1", "dma-bits=31,ring-bits=31"),
     Boot("bits31-2g", "pc", "6G", "dma32=2G page_alloc.shuffle=1", "dma-bits=31,ring-bits=31"),
     Boot("ring32", "q35", "6G", "", "dma-bits=64,ring-bits=32"),
+    # The same 64-bit device with a 32-bit ring, "before": 2.6.14's
+    # coherent allocator with ZONE_DMA32 empty (BEFORE), nothing else changed.
+    Boot("ring32-before", "q35", "6G", "dma32=off dma_coherent_model=2.6.14", "dma-bits=64,ring-bits=32"),
     # The 4 GiB vs 2 GiB debate from the other side, on -M pc (3 GiB below
     # 4 GiB, so a 2 GiB zone and a 4 GiB zone differ): the patch's 31-bit
     # RAID controller "works ok with swiotlb/IOMMU anyways", and what a
@@ -244,6 +265,19 @@ def ex_nodma32_dma32(rec, info):
         rec["zone_dma_pages_used"], rec["pages"], fmt(bounced(rec)))
 
 
+def ex_before_fresh(rec, info):
+    """2.6.14's coherent allocator on a freshly booted machine: an ordinary
+    page if the device reaches it, and a fresh buddy allocator hands out
+    low pages first, so all 64 MiB come from below 4 GiB without ZONE_DMA
+    or the pool. Fails on ZONE_DMA pages, pool bytes, pages above 4 GiB,
+    a failure, or a ZONE_DMA32 that is not empty."""
+    ok = (rec["ok"] and (rec["zone_dma_pages_used"] or 0) == 0 and not rec.get("coherent_swiotlb_bytes")
+          and (rec["pages_above_4g"] or 0) == 0 and zone(info, "DMA32").get("present") == 0)
+    return ok, "%s, %s ZONE_DMA pages, %s coherent bytes in the pool, %s of %s pages above 4 GiB" % (
+        yes(rec["ok"]), rec["zone_dma_pages_used"], fmt(rec.get("coherent_swiotlb_bytes")),
+        rec["pages_above_4g"], rec["pages"])
+
+
 def ex_iommu(rec, info):
     groups = (info or {}).get("iommu_groups") or 0
     ok = rec["ok"] and bounced(rec) == 0 and (rec["pages_above_4g"] or 0) > 0 and groups > 0
@@ -274,32 +308,90 @@ def ex_bits31_2g(rec, info):
         fmt(fb), rec["zone_dma_pages_used"], (rec.get("zone_pages") or {}).get("DMA32"))
 
 
+def zone_of(info, phys):
+    """The zone (by the boot's /proc/zoneinfo spans) a physical address lies in, or None."""
+    pfn = phys >> 12
+    for z in ("DMA", "DMA32", "Normal"):
+        d = zone(info, z)
+        if d.get("spanned") and d.get("start_pfn") is not None and d["start_pfn"] <= pfn < d["start_pfn"] + d["spanned"]:
+            return z
+    return None
+
+
+def ring_where(rec, info):
+    """(physical address, zone) of the device's descriptor ring, from the
+    driver's address runs (the first device's ring); (None, None) without."""
+    rings = [x for x in rec.get("device_runs") or [] if x["kind"] == "ring"]
+    if not rings:
+        return None, None
+    return rings[0]["phys"], zone_of(info, rings[0]["phys"])
+
+
 def ex_ring32(rec, info):
-    ring = ((info or {}).get("device") or {}).get("ring_dma")
-    ok = rec["ok"] and bounced(rec) == 0 and (rec["pages_above_4g"] or 0) > 0 and ring is not None and ring < GIB4
-    return ok, "ring at %s (below 4 GiB), %s data pages above 4 GiB, %s bounced" % (
-        hex(ring) if ring is not None else "?", rec["pages_above_4g"], fmt(bounced(rec)))
+    """With the zone, the 32-bit ring is coherent memory from ZONE_DMA32:
+    above ZONE_DMA, below 4 GiB; the 64-bit data pages above 4 GiB go
+    straight to the device. Fails if the ring lands in ZONE_DMA or above
+    4 GiB, if no data page lies above 4 GiB (nothing shown), or a bounce."""
+    phys, z = ring_where(rec, info)
+    ok = (rec["ok"] and bounced(rec) == 0 and (rec["pages_above_4g"] or 0) > 0 and phys is not None
+          and phys < GIB4 and z == "DMA32")
+    return ok, "ring at %s in ZONE_%s, %s data pages above 4 GiB, %s bounced" % (
+        hex(phys) if phys is not None else "?", z or "?", rec["pages_above_4g"], fmt(bounced(rec)))
+
+
+def ex_ring_before(rec, info):
+    """2.6.14's coherent allocator without the zone: the ring is an ordinary
+    page when one below 4 GiB comes first, else ZONE_DMA. Fails if the ring
+    lies above 4 GiB (the device could not reach it), in a ZONE_DMA32 that
+    must be empty, or if data pages bounced. (On a fresh boot without the
+    zone the data pages lie low too: a 64-bit device reaches them anyway.)"""
+    phys, z = ring_where(rec, info)
+    ok = (rec["ok"] and bounced(rec) == 0 and phys is not None
+          and phys < GIB4 and z in ("DMA", "Normal") and zone(info, "DMA32").get("present") == 0)
+    return ok, "ring at %s in ZONE_%s (%s), %s data pages above 4 GiB, %s bounced" % (
+        hex(phys) if phys is not None else "?", z or "?",
+        "the 16 MiB zone" if z == "DMA" else "an ordinary page that happened to lie below 4 GiB",
+        rec["pages_above_4g"], fmt(bounced(rec)))
 
 
 def swiotlb_pool(info):
     return (info or {}).get("swiotlb_pool") or {}
 
 
+def refused_by(rec):
+    """Who refused a request's streaming mappings: "swiotlb" when the pool
+    itself said no (io_tlb_full, _too_big or _align_fail rose), "driver"
+    when the driver's own pre-check refused (the pool lies beyond the
+    device's mask, so no bounce slot could ever be reached; swiotlb is
+    never asked), None when nothing was refused or the counters are missing."""
+    if not rec.get("swiotlb_map_failures"):
+        return None
+    pool = [rec.get(k) for k in ("swiotlb_full", "swiotlb_too_big", "swiotlb_align_fail")]
+    if None in pool:
+        return None
+    return "swiotlb" if sum(pool) else "driver"
+
+
 def ex_bits31_swiotlb(rec, info):
-    """31-bit device, ordinary pages: every mapping above 2 GiB needs a
-    bounce slot below 2 GiB. Where the pool lies decides the outcome."""
+    """31-bit device, ordinary pages, today's swiotlb placement: the kernel
+    puts the pool at the top of the RAM below 4 GiB, above the device's
+    2 GiB reach, so no mapping above 2 GiB can bounce. Expected: the pool
+    ends above 2 GiB, the request fails with ENOMEM, nothing bounced, at
+    least one mapping refused. Fails if the pool lies within reach (not
+    today's placement), the request works, or something bounced."""
     pool = swiotlb_pool(info)
     if not pool:
         return False, "no swiotlb pool address in the boot log"
     reach = 1 << 31
-    where = "swiotlb pool at %#x-%#x" % (pool["start"], pool["end"])
-    if pool["end"] > reach:
-        ok = not rec["ok"] and (rec["driver_bounced"] or 0) == 0
-        return ok, "%s, above the 31-bit device's 2 GiB reach: %s (%s), %s mappings bounced" % (
-            where, "the request failed" if not rec["ok"] else "the request succeeded", rec["errno"] or "-",
-            fmt(bounced(rec)))
-    return rec["ok"] and bounced(rec) == rec["driver_bounced"], "%s, within reach: %s bounced, %s" % (
-        where, fmt(bounced(rec)), yes(rec["ok"]))
+    ok = (pool["end"] > reach and not rec["ok"] and rec["errno"] == "ENOMEM" and bounced(rec) == 0
+          and (rec["driver_bounced"] or 0) == 0 and (rec["swiotlb_map_failures"] or 0) > 0)
+    by = refused_by(rec)
+    return ok, ("swiotlb pool at %#x-%#x (%s the 31-bit device's 2 GiB reach): %s, %s bounced, %s mapping(s) "
+                "refused%s" % (pool["start"], pool["end"], "above" if pool["end"] > reach else "within",
+                               rec["errno"] or "ok", fmt(bounced(rec)), fmt(rec["swiotlb_map_failures"]),
+                               {"driver": " by the driver's pre-check (the pool is beyond the mask: swiotlb"
+                                          " was never asked, io_tlb_full 0)",
+                                "swiotlb": " by swiotlb"}.get(by, "")))
 
 
 def ex_dma32_2g_direct(rec, info):
@@ -318,26 +410,45 @@ def ex_bounce_guarantee(rec, info):
 
 
 def ex_many_before(rec, info):
-    """2.6.14's allocator, no ZONE_DMA32: the control buffers land in the
-    swiotlb pool (and ZONE_DMA), and the devices' DMA runs out of room."""
+    """2.6.14's allocator, no ZONE_DMA32, low memory taken: the control
+    buffers that no ordinary page below 4 GiB and no ZONE_DMA page could
+    take sit in the swiotlb pool. Expected: coherent memory in the pool,
+    and every device that failed failed for room (ENOMEM). Fails if
+    nothing sits in the pool (the model or the aging is broken) or a
+    device failed for another reason."""
     per = rec["per_device"]
     held = rec["coherent_swiotlb_bytes"] or 0
     failed = [p for p in per if not p["ok"]]
-    ok = held > 0 and (bool(failed) or len(per) < rec["devices"])
-    return ok, ("%s of %s devices bound; their coherent memory held %.1f MiB of the swiotlb pool; "
-                "streaming at once: %s bounced, %s mappings refused, %d of %d devices failed (%s)" % (
-                    len(per), rec["devices"], held / 1048576.0, fmt(bounced(rec)),
+    pool = swiotlb_pool(info)
+    size = (pool["end"] - pool["start"]) if pool else None
+    load = rec["size"] * rec["count"] * rec["devices"]
+    ok = held > 0 and all(p["errno"] == "ENOMEM" for p in failed)
+    return ok, ("%s of %s devices bound; their coherent memory held %.1f MiB of the %s MiB swiotlb pool, leaving"
+                " %s MiB for bounces of a %d MiB load; streaming at once: %s bounced, %s mappings refused, %d of"
+                " %d devices failed (%s)" % (
+                    len(per), rec["devices"], held / 1048576.0, fmt(size >> 20 if size else None),
+                    "%.1f" % ((size - held) / 1048576.0) if size else "n/a", load >> 20, fmt(bounced(rec)),
                     fmt(rec["swiotlb_map_failures"]), len(failed), len(per),
                     ", ".join(sorted({p["errno"] or "-" for p in failed})) or "none"))
 
 
+def iommu(rec):
+    return "intel-iommu" in (rec.get("qemu_args") or "")
+
+
 def ex_many_after(rec, info):
     """The same devices with ZONE_DMA32 (or an IOMMU): nothing in the pool,
-    every device works; streaming-dma32 never bounces."""
+    every device works, nothing refused. Through dma-direct, streaming
+    bounces exactly its mappings above 4 GiB and streaming-dma32 none;
+    behind the IOMMU nothing bounces. Fails on any coherent byte in the
+    pool, a failed device, a refused mapping or a bounce count off that."""
     per = rec["per_device"]
+    if rec["strategy"] == "streaming" and not iommu(rec):
+        bounce_ok = bounced(rec) == rec["driver_bounced"] == rec["mappings_above_4g"] and bounced(rec) > 0
+    else:
+        bounce_ok = bounced(rec) == 0
     ok = (rec["ok"] and len(per) == rec["devices"] and rec["coherent_swiotlb_bytes"] == 0
-          and rec["swiotlb_map_failures"] == 0
-          and (rec["strategy"] == "streaming" or bounced(rec) == 0))
+          and rec["swiotlb_map_failures"] == 0 and bounce_ok)
     return ok, "%d of %s devices worked; %s coherent bytes in the swiotlb pool, %s bounced, %s mappings refused" % (
         sum(1 for p in per if p["ok"]), rec["devices"], fmt(rec["coherent_swiotlb_bytes"]), fmt(bounced(rec)),
         fmt(rec["swiotlb_map_failures"]))
@@ -353,8 +464,9 @@ def blocks_at_least(info, zone_name, order):
 
 def ex_pressure_coherent(rec, info):
     """After aging, what a contiguous (coherent) request gets depends on free
-    blocks, not on free pages: the request must get exactly what the free
-    1 MiB blocks of ZONE_DMA32 (and then ZONE_DMA) allow."""
+    blocks, not on free pages. Fails if the aging left enough free 1 MiB
+    blocks (nothing fragmented), the request worked anyway, or it got fewer
+    buffers than there were free blocks."""
     pressed = (info or {}).get("zones_pressed") or {}
     free = (pressed.get("DMA32") or {}).get("free")
     blocks = blocks_at_least(info, "DMA32", 8)
@@ -362,7 +474,10 @@ def ex_pressure_coherent(rec, info):
         return False, "no zone state under pressure (see the boot's output)"
     want = rec["count"]
     got = rec.get("buffers") or 0
-    ok = (rec["ok"] and blocks >= want) or (rec["errno"] == "ENOMEM" and blocks < want and got >= blocks)
+    # The aging must have left fewer free 1 MiB blocks than the request
+    # wants (else it showed nothing); the request must then stop with
+    # ENOMEM having got at least those blocks (ZONE_DMA may add a few).
+    ok = rec["errno"] == "ENOMEM" and blocks < want and got >= blocks
     return ok, ("ZONE_DMA32 under pressure: %.0f MiB free but %d free 1 MiB blocks; %s after %d of %d buffers"
                 " (%s ZONE_DMA pages)" % (free * 4096 / 1048576.0, blocks, rec["errno"] or "ok", got, want,
                                           fmt(rec["zone_dma_pages_used"])))
@@ -385,6 +500,12 @@ def ex_truncation(rec, info):
         fmt(rec["alias_canary_errors"])))
 
 
+# What a row is: evidence for one of the seed's claims; a DMA-API guarantee
+# that cannot fail on a working kernel; or context (what the DMA API is
+# for, what 2005 hardware did), which no seed claims.
+KINDS = ("claim", "guarantee", "context")
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -396,8 +517,7 @@ class Scenario:
     verify: bool
     expect: str
     check: Callable
-    # What the row backs: 'claim' (one of the seed's claims, see CLAIMS) or
-    # 'guarantee' (a DMA-API guarantee that cannot fail on a working kernel).
+    # What the row is: one of KINDS ('claim' rows back CLAIMS).
     kind: str = "claim"
     # Run the request on every device of the boot at once (per_device)
     all_devices: bool = False
@@ -414,11 +534,18 @@ SCENARIOS = [
     Scenario("dma32-streaming-dma32", "today", "streaming-dma32", "fill", M, 8, True,
              "ok, 0 bounces", ex_direct, "guarantee"),
     Scenario("dma32-unsafe-raw", "today", "unsafe-raw", "fill", 64 * K, 4, True,
-             "EIO, device faults, nothing written above 4 GiB", ex_unsafe),
+             "EIO, device faults, nothing written above 4 GiB", ex_unsafe, "context"),
     Scenario("dma32-coherent-64M", "today", "coherent", "fill", M, 64, False,
              "64 MiB of 32-bit coherent memory: ok, 0 ZONE_DMA pages", ex_coherent_today),
+    Scenario("nozone-coherent-64M", "nozone", "coherent", "fill", M, 64, False,
+             "today's allocator without the zone (dma32=off): ENOMEM once the 16 MiB ZONE_DMA is used up",
+             ex_nodma32_coherent),
+    Scenario("before-coherent-64M", "before", "coherent", "fill", M, 64, False,
+             "2.6.14's model on a fresh machine: ordinary pages below 4 GiB, 0 ZONE_DMA pages, 0 in the pool",
+             ex_before_fresh),
     Scenario("nodma32-coherent", "nodma32", "coherent", "fill", M, 64, False,
-             "dma32=off: ENOMEM once the 16 MiB ZONE_DMA is used up", ex_nodma32_coherent),
+             "today's allocator without the zone (dma32=off): ENOMEM once the 16 MiB ZONE_DMA is used up",
+             ex_nodma32_coherent),
     Scenario("nodma32-streaming", "nodma32", "streaming", "fill", M, 8, True,
              "dma32=off: exactly the mappings above 4 GiB bounce", ex_nodma32_streaming, "guarantee"),
     Scenario("nodma32-streaming-dma32", "nodma32", "streaming-dma32", "fill", M, 4, True,
@@ -430,7 +557,10 @@ SCENARIOS = [
     Scenario("bits31-dma32-2G-coherent", "bits31-2g", "coherent", "fill", M, 64, True,
              "31-bit device, dma32=2G: ok from DMA32, 0 fallbacks", ex_bits31_2g),
     Scenario("ring32-data64-streaming", "ring32", "streaming", "fill", M, 8, True,
-             "64-bit data, 32-bit ring: ring below 4 GiB, 0 bounces", ex_ring32),
+             "64-bit data, 32-bit ring, with the zone: ring in ZONE_DMA32, 0 bounces", ex_ring32),
+    Scenario("ring32-before-data64-streaming", "ring32-before", "streaming", "fill", M, 8, True,
+             "64-bit data, 32-bit ring, 2.6.14's model: ring in ZONE_DMA or an ordinary page below 4 GiB",
+             ex_ring_before),
     Scenario("bits31-swiotlb-streaming", "bits31-swiotlb", "streaming", "fill", M, 8, True,
              "31-bit device, ordinary pages: works through swiotlb only if the pool lies below 2 GiB",
              ex_bits31_swiotlb),
@@ -446,9 +576,12 @@ SCENARIOS = [
              "16 GiB guest: exactly the mappings above 4 GiB bounce", ex_streaming),
     Scenario("big-coherent-64M", "big", "coherent", "fill", M, 64, False,
              "16 GiB guest: 64 MiB of 32-bit coherent memory, 0 ZONE_DMA pages", ex_coherent_today),
-    Scenario("many-before-streaming", "many-before", "streaming", "fill", M, 8, True,
-             "8 devices, 2.6.14's allocator, no DMA32 zone: control buffers hold the swiotlb pool, "
-             "streaming from all at once fails", ex_many_before, all_devices=True),
+    Scenario("many-before-streaming", "many-before", "streaming", "fill", M, MANY_COUNT, True,
+             "8 devices, 2.6.14's model: control buffers sit in the swiotlb pool; devices that fail, fail for room",
+             ex_many_before, all_devices=True),
+    Scenario("many-after-streaming", "many-after", "streaming", "fill", M, MANY_COUNT, True,
+             "8 devices, with the zone, the same load: 0 bytes of control buffers in the pool, every device works,"
+             " exactly the mappings above 4 GiB bounce", ex_many_after, all_devices=True),
     Scenario("many-before-streaming-dma32", "many-before", "streaming-dma32", "fill", M, 8, True,
              "8 devices, no DMA32 zone: GFP_DMA32 means the 16 MiB ZONE_DMA, which the control buffers used up",
              ex_many_before, all_devices=True),
@@ -466,7 +599,7 @@ SCENARIOS = [
     Scenario("pressure-nodma32-coherent-64M", "pressure-nodma32", "coherent", "fill", M, 64, False,
              "aged, dma32=off: ENOMEM once the 16 MiB ZONE_DMA is used up", ex_nodma32_coherent),
     Scenario("truncation-alias", "truncate", "truncation-alias", "fill", 16 * K, 1, True,
-             "a truncating 32-bit device given 4.25 GiB writes 256 MiB, nothing else", ex_truncation),
+             "a truncating 32-bit device given 4.25 GiB writes 256 MiB, nothing else", ex_truncation, "context"),
 ]
 # Both guest kernels (Debian's linux-source-6.1 and -6.12, each with its
 # series from kernel-patches/): the demo runs on KERNEL (make demo
@@ -494,7 +627,7 @@ _on_other_kernel()
 assert all(h in [s.name for s in SCENARIOS] for h in HEADLINE)
 for _s in SCENARIOS:
     assert _s.boot in BOOT, "scenario %s names an unknown boot %s" % (_s.name, _s.boot)
-    assert _s.kind in ("claim", "guarantee"), _s.name
+    assert _s.kind in KINDS, _s.name
 
 
 # The seed's claims, each next to the numbers that show it ----------------------
