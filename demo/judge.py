@@ -708,6 +708,7 @@ def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]
         boot = m["boots"][spec["boot"]]
         records.append(combine([make_record(spec, boot, judging[spec["name"]], m, run.boots[r["name"]])
                                 for r in boot["runs"]]))
+    records = [table.apply_definitions(r) for r in records]   # every column's definition, as code
     firsts = {b: run.boots[spec["runs"][0]["name"]] for b, spec in m["boots"].items() if spec["runs"]}
     infos = {b: loaded.info for b, loaded in firsts.items()}
     sweeps = {b: loaded.sweep for b, loaded in firsts.items()}
