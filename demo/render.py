@@ -20,6 +20,7 @@ def human(n):
 
 
 fmt = table.fmt
+shown = table.shown   # a repeated row shows the median over its boots
 
 
 def human_bytes(n):
@@ -30,18 +31,19 @@ COLS = [
     ("request", lambda r: "%s %s %sx%d" % (r["strategy"], r["op"], human(r["size"]), r["count"])),
     ("ok", lambda r: ("yes" if r["ok"] else "no") if r["guest_ok"] else "FAIL"),
     ("errno", lambda r: r["errno"] or "-"),
-    ("swiotlb bounced", lambda r: fmt(r["swiotlb_bounced"])),
-    ("driver bounced", lambda r: fmt(r["driver_bounced"])),
+    ("swiotlb bounced", lambda r: fmt(shown(r, "swiotlb_bounced"))),
+    ("driver bounced", lambda r: fmt(shown(r, "driver_bounced"))),
     ("dev faults", lambda r: fmt(r["device_faults"])),
-    ("ZONE_DMA pages", lambda r: fmt(r["zone_dma_pages_used"])),
-    ("DMA fallbacks", lambda r: fmt(r["zone_dma_fallbacks"])),
-    ("pages >4G", lambda r: fmt(r["pages_above_4g"])),
+    ("ZONE_DMA pages", lambda r: fmt(shown(r, "zone_dma_pages_used"))),
+    ("DMA fallbacks", lambda r: fmt(shown(r, "zone_dma_fallbacks"))),
+    ("pages >4G", lambda r: fmt(shown(r, "pages_above_4g"))),
     ("devices ok", lambda r: "%d/%d" % (sum(1 for p in r.get("per_device") or [] if p["ok"]), r.get("devices") or 1)),
     ("coherent in pool", lambda r: "-" if r.get("coherent_swiotlb_bytes") is None
      else human_bytes(r["coherent_swiotlb_bytes"])),
-    ("map refused", lambda r: fmt(r.get("swiotlb_map_failures"))),
-    ("MB/s", lambda r: "-" if r["mbps"] is None else "%.0f" % r["mbps"]),
-    ("copied/B", lambda r: "-" if r.get("copied_per_byte") is None else "%.2f" % r["copied_per_byte"]),
+    ("map refused", lambda r: fmt(r.get("swiotlb_map_failures")) + (
+     " (%s)" % table.refused_by(r) if table.refused_by(r) else "")),
+    ("MB/s", lambda r: "-" if shown(r, "mbps") is None else "%.0f" % shown(r, "mbps")),
+    ("copied/B", lambda r: "-" if table.copied_per_byte(r) is None else "%.2f" % table.copied_per_byte(r)),
     ("cpu ms/MiB", lambda r: "-" if r.get("cpu_ms_per_mib") is None else "%.1f" % r["cpu_ms_per_mib"]),
     ("backs", lambda r: r["kind"]),
     ("expected?", lambda r: {True: "yes", False: "NO", None: "?"}[r["as_expected"]]),

@@ -630,6 +630,142 @@ for _s in SCENARIOS:
     assert _s.kind in KINDS, _s.name
 
 
+# What each column means, as code -----------------------------------------------
+# Every row is checked against every definition (apply_definitions, from
+# judge.py); a row that breaks one is not as expected, and so fails the
+# report. Each entry: (column, definition, f(rec) -> None when it holds or
+# does not apply, else what breaks it).
+
+def shown(rec, key):
+    """The figure a row shows: for a row whose boot ran several times, the
+    median over its boots (judge.combine's "median"), else the record's."""
+    med = rec.get("median") or {}
+    return med[key] if key in med else rec.get(key)
+
+
+def _both(rec, a, b):
+    va, vb = shown(rec, a), shown(rec, b)
+    return (va, vb) if va is not None and vb is not None else (None, None)
+
+
+def _def_bounced(rec):
+    k, d = _both(rec, "swiotlb_bounced", "driver_bounced")
+    return None if k is None or k == d else "swiotlb bounced %s != driver bounced %s" % (k, d)
+
+
+def _def_mappings(rec):
+    m, a = _both(rec, "mappings", "mappings_above_4g")
+    if m is None or iommu(rec) or m >= a:
+        return None
+    return "%s mappings above 4 GiB of %s mappings" % (a, m)
+
+
+def _def_pages(rec):
+    p, a = _both(rec, "pages", "pages_above_4g")
+    return None if p is None or a <= p else "%s pages above 4 GiB of %s pages" % (a, p)
+
+
+def _def_zone_dma(rec):
+    u, m = shown(rec, "zone_dma_pages_used"), rec.get("zone_dma_managed")
+    if u is None or m is None or u <= m * rec.get("devices", 1):
+        return None
+    return "%s ZONE_DMA pages, ZONE_DMA manages %s" % (u, m)
+
+
+def _def_fallbacks(rec):
+    fb, used = _both(rec, "zone_dma_fallbacks", "zone_dma_pages_used")
+    if fb is None or rec["strategy"] != "coherent" or "dma_coherent_model" in rec.get("kernel_args", "") \
+            or rec["size"] % 4096:
+        return None
+    return None if used == fb * (rec["size"] // 4096) else \
+        "%s fallbacks of %d pages each, %s ZONE_DMA pages" % (fb, rec["size"] // 4096, used)
+
+
+def requested_bytes(rec):
+    return rec["size"] * rec["count"] * (rec.get("devices") or 1)
+
+
+def copied_per_byte(rec):
+    """Bytes swiotlb copied (at map and at sync/unmap) per byte requested."""
+    c = [rec.get("swiotlb_bounced_bytes"), rec.get("swiotlb_bounced_bytes_sync")]
+    return None if None in c or not requested_bytes(rec) else round(sum(c) / requested_bytes(rec), 3)
+
+
+def _def_copied(rec):
+    c = copied_per_byte(rec)
+    return None if c is None or c <= 2.0 else "%.2f bytes copied per byte requested, more than 2" % c
+
+
+def _def_devices(rec):
+    ok = sum(1 for p in rec.get("per_device") or [] if p["ok"])
+    return None if ok <= (rec.get("devices") or 1) else "%d devices ok of %s" % (ok, rec.get("devices"))
+
+
+def _def_median(rec):
+    bad = ["%s %s not in [%s, %s] or not shown" % (k, rec["median"][k], rec["min"][k], rec["max"][k])
+           for k in rec.get("median") or {}
+           if not rec["min"][k] <= rec["median"][k] <= rec["max"][k] or shown(rec, k) != rec["median"][k]]
+    return "; ".join(bad) or None
+
+
+def _def_mbps(rec):
+    if rec.get("repeats", 1) > 1 or rec.get("mbps") is None or not rec.get("ns"):
+        return None
+    want = round(rec["bytes"] * 1000.0 / rec["ns"], 1)
+    return None if abs(want - rec["mbps"]) <= 0.1 else "MB/s %s, bytes/ns gives %s" % (rec["mbps"], want)
+
+
+def _def_refused(rec):
+    by, n = refused_by(rec), rec.get("swiotlb_map_failures")
+    if n and rec.get("swiotlb_full") is not None and by is None:
+        return "%s mappings refused by nobody" % n
+    return None
+
+
+DEFINITIONS = [
+    ("swiotlb bounced = driver bounced", "the kernel's io_tlb_bounced delta and the driver's count of mappings"
+     " whose DMA address lies in the pool count the same mappings", _def_bounced),
+    ("mappings >= mappings >4G", "without an IOMMU each DMA segment is one CPU segment, so the mappings above"
+     " 4 GiB are some of the mappings (behind an IOMMU segments merge after the count: not compared)",
+     _def_mappings),
+    ("pages >4G <= pages", "pages >4G are buffer pages above 4 GiB, some of the request's pages (a bounced"
+     " mapping can hold many pages: pages are not mappings)", _def_pages),
+    ("ZONE_DMA pages <= ZONE_DMA", "the request's buffer pages in ZONE_DMA, no more than the zone manages",
+     _def_zone_dma),
+    ("DMA fallbacks", "dma-direct allocations whose page came from ZONE_DMA although the mask chose a larger"
+     " zone: by the GFP_DMA retry, or by the zonelist when ZONE_DMA32 is empty or used up; for coherent"
+     " 1 MiB buffers (today's allocator) each is one buffer's pages in ZONE_DMA", _def_fallbacks),
+    ("copied/B <= 2", "bytes swiotlb copied at map and at sync or unmap, per byte requested (size x count x"
+     " devices); today's swiotlb copies a bounced fill twice (2005's copied it once, at unmap)", _def_copied),
+    ("devices ok <= devices", "the devices whose request succeeded, of the boot's devices", _def_devices),
+    ("median", "a row whose boot ran several times shows the median over its boots of each figure, between"
+     " min and max", _def_median),
+    ("MB/s", "bytes over the request's whole time (allocate, map, DMA, unmap, verify, free)", _def_mbps),
+    ("map refused", "streaming mappings refused, by swiotlb (io_tlb_full, _too_big or _align_fail rose) or"
+     " by the driver's pre-check (the pool lies beyond the mask: swiotlb never asked)", _def_refused),
+]
+
+
+def definition_failures(rec):
+    """[(column, what breaks it)] for a record; [] when it keeps them all."""
+    out = []
+    for col, _, fn in DEFINITIONS:
+        why = fn(rec)
+        if why:
+            out.append((col, why))
+    return out
+
+
+def apply_definitions(rec):
+    """A row that breaks a column's definition is not as expected."""
+    bad = definition_failures(rec) if rec.get("guest_ok") else []
+    rec["definitions_broken"] = ["%s: %s" % b for b in bad]
+    if bad:
+        rec["as_expected"] = False
+        rec["showed"] = "breaks the definition of %s; %s" % ("; ".join(rec["definitions_broken"]), rec["showed"])
+    return rec
+
+
 # The seed's claims, each next to the numbers that show it ----------------------
 # claim(records_by_name, infos_by_boot, best_sweep) -> text, or None when the
 # numbers it needs are missing (a failed guest).
