@@ -5,6 +5,7 @@
 #                run on both guest kernels
 #   make report  re-render build/report/ from the last demo's guest results
 #   make test    set up the host, build, run every test (host and guest)
+#   make check   the host suites that need no kernel or QEMU build (quick)
 #   make bench   benchmarks (ratios measured in one run)
 #   make fuzz    the two fuzzers' long mode (FUZZ_SECONDS=600 each, FUZZ_SEED=)
 #   make shell   a busybox shell in the guest
@@ -84,7 +85,7 @@ RESULTS     := $(REPORT)/results.json
 REPORT_MD   := $(REPORT)/report.md
 DEMO        := python3 -m demo
 
-.PHONY: all kernels debug setup kernel qemu guest demo report test bench fuzz shell clean distclean
+.PHONY: all kernels debug setup kernel qemu guest demo report check test bench fuzz shell clean distclean
 .DELETE_ON_ERROR:
 
 all: $(BZIMAGE) $(QEMU) $(INITRAMFS)
@@ -196,6 +197,23 @@ $(REPORT_MD): $(RESULTS) demo/render.py demo/memmap.py demo/table.py demo/report
 	@$(DEMO) render
 
 report: $(REPORT_MD)
+
+# make check: the host suites that need no kernel or QEMU build (shellcheck,
+# the set-up fixtures, the demo's report and mutation tests), counted
+# by kunit.py's parser extracted alone from the kernel source tarball
+# that set-up installs. (The series' checkpatch suites also build the
+# touched files, W=1 and CONFIG_DEBUG_FS=n: make test runs them.)
+CHECK_SUITES := ^(scripts/(shellcheck|apt-sources)|demo/.*)$$
+KUNIT_ONLY   := $(B)/kunit/tools/testing/kunit
+$(KUNIT_ONLY)/kunit_parser.py: | $(SETUP)
+	@echo "==> kunit.py from linux-source-$(firstword $(KERNELS)) (alone)"
+	@rm -rf $(B)/kunit && mkdir -p $(B)/kunit
+	@tar -xJf /usr/src/linux-source-$(firstword $(KERNELS)).tar.xz -C $(B)/kunit --strip-components=1 \
+		linux-source-$(firstword $(KERNELS))/tools/testing/kunit
+	@touch $@
+
+check: $(KUNIT_ONLY)/kunit_parser.py
+	@DMA32_KUNIT=$(KUNIT_ONLY) scripts/run-tests --only '$(CHECK_SUITES)'
 
 test: all kernels debug
 	@scripts/run-tests $${ONLY:+--only "$$ONLY"}
