@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Each claim row's check, and each column's definition, fed a recorded
+result altered as a misbehaving kernel, driver or boot would produce it:
+the check must fail. The recorded run (demo/tests/fixtures/recorded/) is
+judged once; every case below takes one of its records, changes what the
+misbehaviour would change, and calls the row's own check (table.py) or
+table.definition_failures on it. The row as recorded must pass, the
+altered one must not: a check that passes both is one that cannot fail.
+A row the recording lacks is skipped, saying so. KTAP; no guest.
+"""
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+FIXTURE = os.path.join(TOP, "demo", "tests", "fixtures", "recorded")
+sys.path.insert(0, TOP)
+sys.dont_write_bytecode = True
+with open(os.path.join(FIXTURE, "manifest.json")) as _f:
+    os.environ["DMA32_KERNEL"] = json.load(_f)["kernel"]
+from demo import table  # noqa: E402
+
+GIB = 1 << 30
+results = []
+
+
+def judged():
+    scratch = tempfile.mkdtemp(prefix="demo-checks-")
+    try:
+        shutil.copytree(FIXTURE, os.path.join(scratch, "raw"))
+        env = dict(os.environ, DMA32_TOP=TOP, DMA32_BUILD=os.path.join(scratch, "build"))
+        r = subprocess.run([sys.executable, "-m", "demo", "judge", "--report", scratch], cwd=TOP, env=env,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return None, r.stderr
+        with open(os.path.join(scratch, "results.json")) as f:
+            return json.load(f), ""
+    finally:
+        shutil.rmtree(scratch)
+
+
+# (row, what misbehaves, alter(rec, info)) -- each alteration is what that
+# misbehaviour would show in the record or the boot's state.
+def bounce_where_none(rec, info):
+    rec["swiotlb_bounced"] = rec["driver_bounced"] = 3
+
+
+def ring_in_zone_dma(rec, info):
+    for x in rec["device_runs"]:
+        if x["kind"] == "ring":
+            x["phys"] = 0x100000
+
+
+def ring_above_4g(rec, info):
+    for x in rec["device_runs"]:
+        if x["kind"] == "ring":
+            x["phys"] = 5 * GIB
+
+
+def pool_in_reach(rec, info):
+    info["swiotlb_pool"] = {"start": 0x20000000, "end": 0x24000000}
+
+
+def mapped_anyway(rec, info):
+    rec.update(ok=True, errno=None, swiotlb_map_failures=0)
+
+
+def counter_missing(rec, info):
+    rec["swiotlb_bounced"] = None
+    rec["driver_bounced"] = 1
+
+
+def zone_not_emptied(rec, info):
+    info["zones"]["DMA32"]["present"] = 500000
+
+
+def got_it_all(rec, info):
+    rec.update(ok=True, errno=None, coherent_held=rec["size"] * rec["count"], zone_dma_pages_used=0)
+
+
+def coherent_from_zone_dma(rec, info):
+    rec["zone_dma_pages_used"] = 256
+
+
+def coherent_above_4g(rec, info):
+    rec["pages_above_4g"] = 256
+
+
+def dma32_pages_not_from_zone_dma(rec, info):
+    rec["zone_dma_pages_used"] = 0
+
+
+def no_fallback(rec, info):
+    rec.update(ok=True, errno=None, zone_dma_fallbacks=0, zone_dma_pages_used=0)
+
+
+def fell_back(rec, info):
+    rec.update(zone_dma_fallbacks=2, zone_dma_pages_used=512)
+
+
+def bounced_behind_iommu(rec, info):
+    rec["swiotlb_bounced"] = rec["driver_bounced"] = 5
+
+
+def no_iommu(rec, info):
+    info["iommu_groups"] = 0
+
+
+def high_pages_not_bounced(rec, info):
+    rec["swiotlb_bounced"] = rec["driver_bounced"] = 0
+
+
+def coherent_in_pool(rec, info):
+    rec["coherent_swiotlb_bytes"] = 1 << 20
+
+
+def device_failed(rec, info):
+    rec["per_device"][0]["ok"] = False
+    rec["ok"] = False
+
+
+def dma32_pages_elsewhere(rec, info):
+    rec["zone_pages"] = dict(rec["zone_pages"], DMA32=0, Normal=rec["pages"])
+
+
+CASES = [
+    ("dma32-coherent", "a bounce where the zone should make none", bounce_where_none),
+    ("dma32-coherent", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
+    ("dma32-coherent-64M", "64 MiB of coherent memory from ZONE_DMA", coherent_from_zone_dma),
+    ("dma32-streaming", "high pages not bounced", high_pages_not_bounced),
+    ("dma32-streaming", "the kernel's bounce counter missing", counter_missing),
+    ("nodma32-coherent", "a boot that did not empty ZONE_DMA32", zone_not_emptied),
+    ("nodma32-coherent", "the whole request served without the zone", got_it_all),
+    ("nodma32-streaming-dma32", "GFP_DMA32 pages not from ZONE_DMA without the zone",
+     dma32_pages_not_from_zone_dma),
+    ("iommu-streaming", "bounces behind the IOMMU", bounced_behind_iommu),
+    ("iommu-streaming", "a boot without the IOMMU", no_iommu),
+    ("bits31-coherent", "no allocation above 2 GiB fell back", no_fallback),
+    ("bits31-dma32-2G-coherent", "fallbacks to ZONE_DMA with a 2 GiB zone", fell_back),
+    ("ring32-data64-streaming", "the ring in ZONE_DMA", ring_in_zone_dma),
+    ("ring32-data64-streaming", "the ring above 4 GiB", ring_above_4g),
+    ("ring32-data64-streaming", "data pages bounced", bounce_where_none),
+    ("bits31-swiotlb-streaming", "the pool within the 31-bit reach", pool_in_reach),
+    ("bits31-swiotlb-streaming", "the request mapped anyway", mapped_anyway),
+    ("bits31-iommu-streaming", "bounces behind the IOMMU", bounced_behind_iommu),
+    ("dma32-2G-streaming-dma32", "GFP_DMA32 pages outside the 2 GiB zone", dma32_pages_elsewhere),
+    ("dma32-2G-coherent-64M", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
+    ("big-coherent-64M", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
+    ("big-streaming", "high pages not bounced", high_pages_not_bounced),
+    ("many-after-streaming-dma32", "control buffers in the pool with the zone", coherent_in_pool),
+    ("many-after-streaming-dma32", "a device that failed", device_failed),
+    ("many-iommu-streaming", "bounces behind the IOMMU", bounced_behind_iommu),
+]
+
+
+# Definitions: (row, what breaks, alter(rec)) -> definition_failures non-empty
+def more_high_mappings(rec):
+    rec["mappings_above_4g"] = rec["mappings"] + 1
+
+
+def median_not_shown(rec):
+    rec["median"]["driver_bounced"] = rec["max"]["driver_bounced"] + 1
+
+
+def copies_over_model(rec):
+    rec["swiotlb_bounced_bytes_sync"] = 3 * table.requested_bytes(rec)
+
+
+def counters_disagree(rec):
+    rec["swiotlb_bounced"] = (rec["driver_bounced"] or 0) + 1
+
+
+def fallbacks_without_pages(rec):
+    rec["zone_dma_fallbacks"] = (rec["zone_dma_fallbacks"] or 0) + 3
+    if rec.get("median"):
+        rec["median"]["zone_dma_fallbacks"] = rec["zone_dma_fallbacks"]
+        rec["max"]["zone_dma_fallbacks"] = max(rec["max"]["zone_dma_fallbacks"], rec["zone_dma_fallbacks"])
+
+
+def more_high_pages(rec):
+    rec["pages_above_4g"] = rec["pages"] + 1
+
+
+DEF_CASES = [
+    ("dma32-streaming", "more mappings above 4 GiB than mappings", more_high_mappings),
+    ("nodma32-streaming", "a repeated row whose median is not what it shows", median_not_shown),
+    ("dma32-streaming", "more than two bytes copied per byte requested", copies_over_model),
+    ("dma32-streaming", "the kernel and the driver count different bounces", counters_disagree),
+    ("nodma32-coherent", "fallbacks that brought no ZONE_DMA pages", fallbacks_without_pages),
+    ("big-streaming", "more pages above 4 GiB than pages", more_high_pages),
+]
+
+
+def main():
+    res, err = judged()
+    if res is None:
+        print("KTAP version 1\n1..1\nnot ok 1 the recorded run judged\n# %s" % err.strip().replace("\n", " ")[:300])
+        return
+    recs = {r["name"]: r for r in res["scenarios"]}
+    scen = {s.name: s for s in table.SCENARIOS}
+    for name, what, alter in CASES:
+        desc = "%s: %s fails its check" % (name, what)
+        if name not in recs or name not in scen:
+            results.append((None, desc, "row not in the recorded run"))
+            continue
+        rec, info = recs[name], res["boots"][recs[name]["boot"]]
+        base_ok, base_txt = scen[name].check(copy.deepcopy(rec), copy.deepcopy(info))
+        r2, i2 = copy.deepcopy(rec), copy.deepcopy(info)
+        alter(r2, i2)
+        ok, txt = scen[name].check(r2, i2)
+        results.append((base_ok and not ok, desc, "as recorded %s (%s); altered %s (%s)" % (
+            base_ok, base_txt, ok, txt)))
+    kinds = {s.kind for s in table.SCENARIOS}
+    results.append(("context" in kinds and all(scen[n].kind == "context" for n in ("dma32-unsafe-raw",
+                                                                                     "truncation-alias")),
+                    "unsafe-raw and truncation are context rows, not seed claims", sorted(kinds)))
+    for name, what, alter in DEF_CASES:
+        desc = "definitions: %s (%s) breaks one" % (what, name)
+        if name not in recs:
+            results.append((None, desc, "row not in the recorded run"))
+            continue
+        before = table.definition_failures(recs[name])
+        r2 = copy.deepcopy(recs[name])
+        alter(r2)
+        after = table.definition_failures(r2)
+        results.append((not before and bool(after), desc, "as recorded %s; altered %s" % (before, after)))
+    broken = [(r["name"], r.get("definitions_broken")) for r in res["scenarios"] if r.get("definitions_broken")]
+    results.append((all("definitions_broken" in r for r in res["scenarios"]) and not broken,
+                    "definitions: the judge checked every recorded row and none breaks one", broken))
+    print("KTAP version 1")
+    print("1..%d" % len(results))
+    for i, (ok, desc, diag) in enumerate(results, 1):
+        if ok is None:
+            print("ok %d %s # SKIP %s" % (i, desc, diag))
+        else:
+            print("%s %d %s" % ("ok" if ok else "not ok", i, desc))
+            if not ok:
+                print("# %s" % str(diag).replace("\n", " ")[:400])
+
+
+if __name__ == "__main__":
+    main()
