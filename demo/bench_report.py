@@ -2,18 +2,17 @@
 """Host side of `make bench` (scripts/bench): bench.json and bench.md
 (report.md, which `make report` writes, takes bench.md in as its last part).
 
-  python3 demo/bench_report.py RAW_DIR REPORT_DIR VERSIONS_TXT SECONDS
+  python3 -m demo.bench_report RAW_DIR REPORT_DIR VERSIONS_TXT SECONDS   (from the project root)
+
+A guest's memory is raw/NAME.mem (scripts/bench says it once); why a guest
+failed comes from run-guest's status, raw/NAME.status.json.
 """
 import json
 import os
 import sys
 import time
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from demo.judge import versions_dict  # noqa: E402
-
-MEM = {"bounce": "6G", "nobounce": "2G"}
+from .judge import versions_dict
 
 
 def lines(path):
@@ -91,13 +90,18 @@ def main():
         done = any(r.get("type") == "done" for r in recs)
         err = None
         if rc != 0 or not done:
-            e = read(os.path.join(raw, name + ".err")).splitlines()
-            err = e[-1] if e else "guest exited with status %d" % rc
+            try:
+                with open(os.path.join(raw, name + ".status.json")) as f:
+                    status = json.load(f)
+            except (OSError, json.JSONDecodeError):
+                status = {}
+            err = (status.get("message") or status.get("outcome")
+                   or ("guest exited with status %d" % rc if rc else "the guest's output ended early"))
         bind = next((r for r in recs if r.get("type") == "bind"), None)
         if bind and not bind.get("ok"):
             err = err or bind.get("error")
         info = next((r for r in recs if r.get("type") == "info"), None)
-        guests[name] = {"mem": MEM[name], "ok": err is None, "error": err,
+        guests[name] = {"mem": read(os.path.join(raw, name + ".mem")).strip() or None, "ok": err is None, "error": err,
                         "log": "build/logs/bench-%s.console.log" % name,
                         "counters_present": (info or {}).get("counters_present")}
         for r in recs:
