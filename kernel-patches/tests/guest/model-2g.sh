@@ -33,7 +33,8 @@ check "the pool's coherent counters start at 0 (held, bytes, allocs, full)" \
 if ! command -v dma32ctl >/dev/null 2>&1; then
 	for t in "step (a) first" "memory below 4 GiB taken" \
 		"256 KiB x 2048 ends in ENOMEM" "no page above 4 GiB" "pages outside ZONE_DMA" \
-		"step (b)" "step (c)" "io_tlb_coherent_full +1" "nothing held after" \
+		"step (b)" "step (c)" "io_tlb_coherent_full +1" "would have panicked +1" \
+		"nothing held after" \
 		"verified request through all steps" "the driver sees the pool buffers" \
 		"held during a stalled request" "unbind during the stall" \
 		"nothing held after the unbind" "rebind" "a streaming request verifies"; do
@@ -58,6 +59,7 @@ check "dma32-pressure holds all but 2 GiB of free memory" kill -0 $ppid
 # Exhaustion: far more than the three steps can give
 seg=$((nslabs / 128))
 f0=$(fallbacks) a0=$(c io_tlb_coherent_allocs) full0=$(c io_tlb_coherent_full)
+panic0=$(panics)
 runj --strategy coherent --op fill --size 256K --count 2048
 check "256 KiB x 2048 coherent request ends in ENOMEM" eq "$(jget errno "$j")" ENOMEM
 bufs=$(jget buffers "$j")
@@ -74,6 +76,8 @@ check "(b) $b buffers came from ZONE_DMA, zone_dma_fallbacks +$b" \
 check "(c) $cc buffers came from the pool: all its $seg segments" eq "$cc" "$seg"
 check "the refusal that ended the request counted: io_tlb_coherent_full +1" \
 	eq "$(($(c io_tlb_coherent_full) - full0))" 1
+check "2.6.14 would have panicked at that refusal (256 KiB > 32 KiB): coherent_2614_would_panic +1" \
+	eq "$(($(panics) - panic0))" 1
 check "after the request nothing is held in the pool (held, bytes, io_tlb_used)" \
 	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_used)" "0 0 0"
 

@@ -1,0 +1,29 @@
+#!/bin/sh
+# kernel-patches: swiotlb_bottom_up takes the swiotlb pool from the bottom of
+# the memory below 4 GiB, as 2.6.14's alloc_bootmem_low_pages() did, where a
+# 31-bit device reaches it; without it the pool lies just below 4 GiB, where
+# it does not. pc with 6 GiB: 3 GiB below 4 GiB, so there is a pool, and
+# today's top-down one would lie near 3 GiB, out of a 31-bit device's reach.
+# run-guest: --machine pc --mem 6G --append 'swiotlb_bottom_up dma_coherent_model=2.6.14 dma32=off'
+# shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
+. "$(dirname "$0")/ktap.sh.inc"
+
+check "swiotlb_bottom_up on the command line" grep -q swiotlb_bottom_up /proc/cmdline
+# "software IO TLB: mapped [mem 0x0000000001c06000-0x0000000005c06000] (64MB)"
+line=$(grep -o 'software IO TLB: mapped \[mem 0x[0-9a-f]*-0x[0-9a-f]*\]' /tmp/boot.dmesg | tail -n 1)
+ktap_print_msg "boot log: $line"
+range=${line##*\[mem }
+range=${range%\]}
+start=$((${range%-*}))
+end=$((${range#*-}))
+check "the boot log gives the pool's place" test -n "$line"
+check "the pool is 64 MiB: $start..$end" eq $((end - start)) 67108864
+check "the pool lies in the lowest 256 MiB, above the kernel (16 MiB)" \
+	sh -c "[ $start -ge 16777216 ] && [ $end -le 268435456 ]"
+check "the pool lies below 2 GiB: a 31-bit device reaches it" test "$end" -le 2147483648
+check "its slots agree with io_tlb_nslabs" eq "$(c io_tlb_nslabs)" $(((end - start) / 2048))
+f=/sys/kernel/debug/dma_direct/coherent_2614_would_panic
+check "dma_direct/coherent_2614_would_panic exists and starts at 0" eq "$(cat $f 2>/dev/null)" 0
+check "coherent_2614_would_panic: echo 0 resets" sh -c "echo 0 >$f"
+check "coherent_2614_would_panic: echo 5 fails" sh -c "! echo 5 2>/dev/null >$f"
+ktap_finished
