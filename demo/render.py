@@ -294,11 +294,22 @@ def device_memory(runs):
     return out
 
 
-def memmap_sections(results, figures):
-    """Per boot: its conditions, its scenarios' addresses in a table, and
-    its memory-map figure next to it."""
+# The memory maps in the report's body (the first four of these that ran);
+# the rest go to an appendix.
+BODY_MAPS = ("today", "nodma32", "many-before", "many-after", "ring32", "bits31-swiotlb")
+
+
+def body_maps(results):
+    return [b for b in BODY_MAPS if b in results["boots"]][:4]
+
+
+def memmap_sections(results, figures, only=None):
+    """Per boot (those in ONLY, else all): its conditions, its scenarios'
+    addresses in a table, and its memory-map figure next to it."""
     out = []
     for name, b in results["boots"].items():
+        if only is not None and name not in only:
+            continue
         recs = [r for r in results["scenarios"] if r["boot"] == name]
         dev, pool = b.get("device") or {}, b.get("swiotlb_pool")
         out.append("### %s\n" % name)
@@ -379,6 +390,7 @@ def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None)
         zone_buys="\n".join("* " + l for l in zone_buys(results)),
         not_shown="\n".join("* %s: not shown, because %s." % x for x in NOT_SHOWN),
         claims_table=claims_table(results),
+        definitions="\n".join("* *%s*: %s." % (c, d) for c, d, _ in table.DEFINITIONS),
         generated=results["generated"], seconds=fmt(results["seconds"]),
         versions=", ".join("%s %s" % kv for kv in results["versions"].items()) or "build/versions.txt missing",
         table=table_txt,
@@ -389,9 +401,11 @@ def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None)
         sweep_table="\n".join(sweep),
         claims="\n".join("* %s: **%s**." % (c["claim"], c["numbers"]) for c in results["claims"]),
         boot_rows="\n".join(boots),
-        memmaps=memmap_sections(results, figures or {}),
+        memmaps=memmap_sections(results, figures or {}, body_maps(results)),
+        memmaps_appendix=memmap_sections(results, figures or {},
+                                         [b for b in results["boots"] if b not in body_maps(results)]),
         runs_cap=table.RUNS,
-        bench=bench_md or "(`make bench` has not been run: no benchmark figures.)",
+        bench_section="## Appendix: benchmarks\n\n%s\n" % bench_md if bench_md else "",
     )
 
 
