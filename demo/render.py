@@ -139,6 +139,10 @@ def zone_buys(results):
         out.append("Behind an IOMMU a 32-bit device reached %s pages above 4 GiB with %s bounces: the alternative"
                    " the zone competes with (VT-d with 4 GiB of IOVA space, not 2005's 32-64 MiB GART)." % (
                        fmt(a["pages_above_4g"]), fmt(a["swiotlb_bounced"])))
+    pairs = ["`%s` / `%s` (%s)" % (b, a, table.SETTINGS[st]) for b, a, st in table.PAIRS
+             if _row(results, b) and _row(results, a)]
+    if pairs:
+        out.append("Before/after pairs in this run, each differing in that one setting alone: %s." % "; ".join(pairs))
     return out
 
 

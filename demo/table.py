@@ -766,6 +766,33 @@ def apply_definitions(rec):
     return rec
 
 
+# Before/after pairs: (before row, after row, the one setting between them,
+# a key of SETTINGS). Same machine, memory, device, preparation and request;
+# the boots' kernel arguments differ by that setting alone.
+PAIRS = [
+    ("nozone-coherent-64M", "dma32-coherent-64M", NOZONE),
+    ("before-coherent-64M", "dma32-coherent-64M", BEFORE),
+    ("ring32-before-data64-streaming", "ring32-data64-streaming", BEFORE),
+    ("many-before-streaming", "many-after-streaming", BEFORE),
+    ("bits31-coherent", "bits31-dma32-2G-coherent", "dma32=2G"),
+]
+
+
+def pair_differences(before, after, setting):
+    """What else than SETTING differs between two scenarios: [] when only it."""
+    sb, sa = (next(x for x in SCENARIOS if x.name == n) for n in (before, after))
+    bb, ba = BOOT[sb.boot], BOOT[sa.boot]
+    out = ["%s: %r against %r" % (f, getattr(sb, f), getattr(sa, f))
+           for f in ("strategy", "op", "size", "count", "verify", "all_devices") if getattr(sb, f) != getattr(sa, f)]
+    out += ["%s: %r against %r" % (f, getattr(bb, f), getattr(ba, f))
+            for f in ("machine", "mem", "device_props", "qemu_args", "devices", "prepare", "kernel")
+            if getattr(bb, f) != getattr(ba, f)]
+    extra = set(bb.kernel_args.split()) ^ set(ba.kernel_args.split())
+    if extra != set(setting.split()):
+        out.append("kernel arguments differ by %s, not by %s alone" % (" ".join(sorted(extra)), setting))
+    return out
+
+
 # The seed's claims, each next to the numbers that show it ----------------------
 # claim(records_by_name, infos_by_boot, best_sweep) -> text, or None when the
 # numbers it needs are missing (a failed guest).

@@ -270,6 +270,11 @@ def main():
         ok, txt = scen[name].check(rec, info)
         results.append((base_ok and not ok, desc, "expected outcome %s (%s); altered %s (%s)" % (
             base_ok, base_txt, ok, txt)))
+    for before, after, setting in table.PAIRS:
+        diff = table.pair_differences(before, after, setting)
+        results.append((not diff and setting in table.SETTINGS,
+                        "pair %s / %s differs in one setting: %s" % (before, after, table.SETTINGS.get(setting)),
+                        diff))
     kinds = {s.kind for s in table.SCENARIOS}
     results.append(("context" in kinds and all(scen[n].kind == "context" for n in ("dma32-unsafe-raw",
                                                                                      "truncation-alias")),
