@@ -66,9 +66,10 @@ QEMU_SOURCES   := $(wildcard qemu-device/*.c qemu-device/*.h) \
 DRIVER_SOURCES := driver/dma32demo.c driver/Kbuild driver/uapi/dma32demo.h $(REGS_H)
 USER_HEADERS   := driver/dma32demo-user.h driver/uapi/dma32demo.h $(REGS_H)
 DMA32CTL_SOURCES := driver/dma32ctl.c $(USER_HEADERS)
-# The driver's test programs (ioctl self-test, fuzzer, stress), static for
+# The driver's test programs (ioctl self-test, fuzzer, stress, register reader), static for
 # the guest like the tool.
-DRIVER_TESTS   := $(addprefix $(B)/guest/,dma32demo-ioctls dma32demo-fuzz dma32demo-stress)
+DRIVER_TESTS   := $(addprefix $(B)/guest/,dma32demo-ioctls dma32demo-fuzz dma32demo-stress \
+		  dma32demo-regs)
 # The demo's aging and pressure tool, static for the guest.
 PRESSURE       := $(B)/guest/dma32-pressure
 # What every initramfs carries besides its module.
