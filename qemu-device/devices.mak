@@ -12,3 +12,5 @@ CONFIG_VTD=y
 # -device pcie-root-port (pci-bridge comes with PCI itself)
 CONFIG_PCIE_PORT=y
 CONFIG_DMA32_DEMO=y
+# -device k8-northbridge (run-guest --gart)
+CONFIG_K8_NORTHBRIDGE=y
