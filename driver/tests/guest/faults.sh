@@ -74,7 +74,7 @@ else
 fi
 ! dmesg | grep -q "swiotlb buffer is full"
 check "no 'swiotlb buffer is full' line (DMA_ATTR_NO_WARN)" $? "$(dmesg | grep 'swiotlb buffer is full' | head -n 1)"
-used=$(cat $D/io_tlb_used 2>/dev/null || echo 0)
+used=$(cat $D/io_tlb_used 2>&1)
 [ "$used" = 0 ]
 check "no slot left mapped after the refusals" $? "io_tlb_used=$used"
 bad=
@@ -139,7 +139,7 @@ fi
 mism=$(stats_mismatch device_faults:$s_faults timeouts:$s_timeouts resets:$s_resets alloc_failures:$s_alloc)
 [ -z "$mism" ]
 check "sysfs device_faults $s_faults, timeouts $s_timeouts, resets $s_resets, alloc_failures $s_alloc == the sums" $? "$mism"
-used=$(cat $D/io_tlb_used 2>/dev/null || echo 0)
+used=$(cat $D/io_tlb_used 2>&1)
 ring=$(($(jget ring_entries "$(dma32ctl info --json)") * 64))
 [ "$used" = 0 ] && [ "$(cat "$sysdir/coherent_bytes_held")" = "$ring" ]
 check "at the end nothing is mapped or held" $? "io_tlb_used=$used held=$(cat "$sysdir/coherent_bytes_held")"
