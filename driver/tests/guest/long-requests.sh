@@ -107,9 +107,11 @@ e0=$(cat "$sysdir/errors") b0=$(cat "$sysdir/bytes")
 kill_after $p "a 1 GiB verified checksum"
 e1=$(cat "$sysdir/errors") b1=$(cat "$sysdir/bytes")
 # A request the kill did not end would have run to the end without an
-# error: 1 GiB moved, errors unchanged.
-[ $((e1 - e0)) = 1 ] && [ $((b1 - b0)) -lt 1073741824 ]
-check "SIGKILL ends a 1 GiB verified checksum in the middle (an error, $((b1 - b0)) bytes moved)" $? \
+# error. The bytes moved are only a diagnostic: on a fast guest all the
+# DMA is done and the kill lands in the CPU's verification.
+diag "the killed 1 GiB request moved $((b1 - b0)) bytes before it ended"
+[ $((e1 - e0)) = 1 ]
+check "SIGKILL ends a 1 GiB verified checksum before it completes (one error counted)" $? \
 	"errors $e0 -> $e1, bytes $b0 -> $b1"
 after_kill "the killed 1 GiB request"
 
