@@ -10,6 +10,7 @@
  * enabled or stopped (DMA32_DEMO_STATUS_ENABLED) and busy or idle.
  */
 #include <fcntl.h>
+#include <linux/types.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -17,15 +18,17 @@
 
 #include "dma32-demo-regs.h"
 
-static uint32_t rd(const volatile uint8_t *regs, unsigned int reg)
+/* One 32-bit load per register, as the device expects: never torn or merged */
+static __u32 rd(const void *regs, unsigned int reg)
 {
-	return *(const volatile uint32_t *)(regs + reg);
+	return __atomic_load_n((const __u32 *)((const char *)regs + reg),
+			       __ATOMIC_RELAXED);
 }
 
 int main(int argc, char **argv)
 {
-	const volatile uint8_t *regs;
-	uint32_t status;
+	const void *regs;
+	__u32 status;
 	char path[256];
 	int fd;
 
