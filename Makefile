@@ -31,12 +31,13 @@ B := build
 # series (kernel-patches/<version>/), tree, module and initramfs: build/linux,
 # build/driver, build/guest for 6.1; the same with -6.12 for 6.12 (the
 # suffix scripts/lib.sh's kernel_dirs gives).
-KERNELS := 6.1 6.12
-KERNEL  ?= 6.1
+KERNELS := $(shell sed -e '/^\#/d' scripts/kernel-versions)
+DEFAULT_KERNEL := $(firstword $(KERNELS))
+KERNEL  ?= $(DEFAULT_KERNEL)
 $(if $(filter-out 1,$(words $(KERNEL)))$(filter-out $(KERNELS),$(KERNEL)),\
   $(error KERNEL=$(KERNEL) is not one of: $(KERNELS)))
 export DMA32_KERNEL := $(KERNEL)
-kernel_suffix = $(if $(filter 6.1,$(1)),,-$(1))
+kernel_suffix = $(if $(filter $(DEFAULT_KERNEL),$(1)),,-$(1))
 $(foreach k,$(KERNELS),$(eval BZIMAGE_$(k) := $(B)/linux$(call kernel_suffix,$(k))/arch/x86/boot/bzImage))
 $(foreach k,$(KERNELS),$(eval MODULE_$(k) := $(B)/driver$(call kernel_suffix,$(k))/dma32demo.ko))
 $(foreach k,$(KERNELS),$(eval INITRAMFS_$(k) := $(B)/guest$(call kernel_suffix,$(k))/initramfs.cpio))
@@ -123,10 +124,10 @@ $(INITRAMFS_$(1)): $(MODULE_$(1)) $(GUEST_TOOLS) guest-image/init guest-image/bu
 endef
 $(foreach k,$(KERNELS),$(eval $(call guest_kernel,$(k))))
 
-$(BZIMAGE_DEBUG): $(wildcard kernel-patches/6.1/*.patch guest-image/kernel-debug-patches/*.patch) \
+$(BZIMAGE_DEBUG): $(wildcard kernel-patches/$(DEFAULT_KERNEL)/*.patch guest-image/kernel-debug-patches/*.patch) \
 		  guest-image/kernel.config guest-image/kernel-debug.config \
 		  scripts/build-kernel scripts/lib.sh | $(SETUP)
-	@scripts/build-kernel --debug --version 6.1
+	@scripts/build-kernel --debug --version $(DEFAULT_KERNEL)
 	@touch $@
 
 $(QEMU): $(QEMU_SOURCES) scripts/build-qemu scripts/lib.sh | $(SETUP)
@@ -150,9 +151,9 @@ $(DMA32CTL): $(DMA32CTL_SOURCES) | $(SETUP)
 # enough, so make debug does not build the plain kernel.
 KSELFTEST := $(B)/linux/tools/testing/selftests
 $(KSELFTEST)/kselftest_harness.h: | $(SETUP)
-	@scripts/build-kernel --version 6.1 --extract-only
+	@scripts/build-kernel --version $(DEFAULT_KERNEL) --extract-only
 # One build-kernel at a time in that tree, even under make -j.
-$(BZIMAGE_6.1): | $(KSELFTEST)/kselftest_harness.h
+$(BZIMAGE_$(DEFAULT_KERNEL)): | $(KSELFTEST)/kselftest_harness.h
 $(B)/guest/%: driver/tests/%.c driver/tests/dma32demo-guarded.h $(USER_HEADERS) \
 	      | $(SETUP) $(KSELFTEST)/kselftest_harness.h
 	@echo "==> $* (static)"
@@ -165,7 +166,7 @@ $(PRESSURE): guest-image/dma32-pressure.c | $(SETUP)
 	@gcc $(USER_CFLAGS) -o $@ $<
 
 $(MODULE_DEBUG): $(DRIVER_SOURCES) $(BZIMAGE_DEBUG) scripts/build-driver scripts/lib.sh
-	@scripts/build-driver --debug --version 6.1
+	@scripts/build-driver --debug --version $(DEFAULT_KERNEL)
 	@touch $@
 
 $(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(GUEST_TOOLS) $(BZIMAGE_DEBUG) guest-image/init \

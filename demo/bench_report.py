@@ -12,6 +12,7 @@ import os
 import sys
 import time
 
+from . import table
 from .judge import versions_dict
 
 
@@ -126,7 +127,7 @@ def main():
         "versions": versions_dict(versions_txt),
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": int(seconds),
-        "kernel": os.environ.get("DMA32_KERNEL") or "6.1",
+        "kernel": table.KERNEL,
         "device_copy": copy,
         "device_copy_error": copy_err,
         "guests": guests,

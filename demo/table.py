@@ -606,8 +606,18 @@ SCENARIOS = [
 # KERNEL=6.12 picks the other), and the headline rows run again, on the same
 # machines with the same settings, on OTHER_KERNEL, as NAME@OTHER_KERNEL,
 # side by side in the report.
-KERNEL = os.environ.get("DMA32_KERNEL") or "6.1"
-OTHER_KERNEL = "6.12" if KERNEL == "6.1" else "6.1"
+def _kernel_versions():
+    """scripts/kernel-versions: one version per line, the default first."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "kernel-versions")
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
+
+
+KERNELS = _kernel_versions()
+KERNEL = os.environ.get("DMA32_KERNEL") or KERNELS[0]
+if KERNEL not in KERNELS:
+    raise SystemExit("demo: DMA32_KERNEL=%s is not one of %s (scripts/kernel-versions)" % (KERNEL, " ".join(KERNELS)))
+OTHER_KERNEL = next(k for k in KERNELS if k != KERNEL)
 HEADLINE = ["dma32-coherent", "dma32-streaming", "dma32-streaming-dma32", "nodma32-coherent",
             "nodma32-streaming-dma32", "bits31-swiotlb-streaming",
             "many-before-streaming", "many-after-streaming-dma32"]

@@ -78,7 +78,7 @@ kernel_problems() {
 # a cold CI run: the fault suite 24 s plain, more than its 240 s debug).
 debug_timeout_scale=2
 debug_guest_args() {
-	kernel_dirs 6.1 debug
+	kernel_dirs "$DMA32_DEFAULT_KERNEL" debug
 	# shellcheck disable=SC2034 # read by the caller
 	debug_guest=(--kernel "$kernel_tree/arch/x86/boot/bzImage"
 		--initramfs "$guest_dir/initramfs.cpio" --mem 3G --timeout-scale "$debug_timeout_scale")
@@ -98,10 +98,13 @@ suite_guest_args() {
 }
 
 # The guest kernels: Debian's linux-source-<version> with the series in
-# kernel-patches/<version>/. 6.1 is the default (DMA32_KERNEL or --kernel-
-# version selects another); only 6.1 has a debug flavour.
-DMA32_KERNELS=(6.1 6.12)
-DMA32_KERNEL=${DMA32_KERNEL:-6.1}
+# kernel-patches/<version>/, listed in scripts/kernel-versions. The first is
+# the default (DMA32_KERNEL or --kernel-version selects another) and the
+# only one with a debug flavour.
+mapfile -t DMA32_KERNELS < <(sed -e '/^#/d' "$DMA32_TOP/scripts/kernel-versions")
+((${#DMA32_KERNELS[@]})) || die "no kernel versions in $DMA32_TOP/scripts/kernel-versions"
+DMA32_DEFAULT_KERNEL=${DMA32_KERNELS[0]}
+DMA32_KERNEL=${DMA32_KERNEL:-$DMA32_DEFAULT_KERNEL}
 export DMA32_KERNEL
 
 # kernel_dirs VERSION FLAVOUR: the folders of that guest kernel, into
@@ -113,9 +116,10 @@ kernel_dirs() {
 	for v in "${DMA32_KERNELS[@]}"; do [[ $v == "$version" ]] && known=1; done
 	((known)) || die "unknown kernel version '$version' (known: ${DMA32_KERNELS[*]})"
 	case $flavour in
-	plain) [[ $version == 6.1 ]] || suffix=-$version ;;
+	plain) [[ $version == "$DMA32_DEFAULT_KERNEL" ]] || suffix=-$version ;;
 	debug)
-		[[ $version == 6.1 ]] || die "the debug kernel is 6.1 only, not $version"
+		[[ $version == "$DMA32_DEFAULT_KERNEL" ]] ||
+			die "the debug kernel is $DMA32_DEFAULT_KERNEL only, not $version"
 		suffix=-debug ;;
 	*) die "unknown kernel flavour '$flavour'" ;;
 	esac

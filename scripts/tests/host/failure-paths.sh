@@ -8,6 +8,7 @@ scratch=$(mktemp -d "$top/build/failure-paths.XXXXXX")
 ktap_cleanup() { rm -rf "$scratch"; }
 export DMA32_LOGS=$scratch/logs
 run_guest=$top/scripts/run-guest
+mapfile -t kernels < <(sed -e '/^#/d' "$top/scripts/kernel-versions")
 # shellcheck source=scripts/ktap_helpers.sh
 . "$top/scripts/ktap_helpers.sh"
 
@@ -75,7 +76,7 @@ cp -r "$top/driver" "$scratch/driver"
 rm -f "$scratch"/driver/*.o "$scratch"/driver/*.ko
 echo '#error deliberately broken by failure-paths.sh' >>"$scratch/driver/dma32demo.c"
 expect "a broken driver build fails naming the step and the log" nonzero \
-	"step 'build dma32demo.ko against the plain 6.1 guest kernel' failed.*driver-plain-build.log" \
+	"step 'build dma32demo.ko against the plain ${kernels[0]} guest kernel' failed.*driver-plain-build.log" \
 	"$top/scripts/build-driver" "$scratch/driver"
 
 # run-guest: results, exit statuses, hangs, panics, bad options.
@@ -120,11 +121,11 @@ expect "run-guest rejects --smp 0" 1 "^run-guest: error: --smp '0' must be a num
 expect "build-kernel rejects an unknown option" 1 "^build-kernel: error: unknown option" \
 	"$top/scripts/build-kernel" --bogus
 expect "build-kernel rejects an unknown kernel version" 1 \
-	"^build-kernel: error: unknown kernel version '5.10' \\(known: 6.1 6.12\\)" \
+	"^build-kernel: error: unknown kernel version '5.10' \\(known: ${kernels[*]}\\)" \
 	"$top/scripts/build-kernel" --version 5.10
-expect "build-kernel has a debug kernel for 6.1 only" 1 \
-	"^build-kernel: error: the debug kernel is 6.1 only, not 6.12" \
-	"$top/scripts/build-kernel" --debug --version 6.12
+expect "build-kernel has a debug kernel for the default version only" 1 \
+	"^build-kernel: error: the debug kernel is ${kernels[0]} only, not ${kernels[1]}" \
+	"$top/scripts/build-kernel" --debug --version "${kernels[1]}"
 expect "run-guest rejects an unknown --kernel-version" 1 \
 	"^run-guest: error: unknown kernel version '2.6.14'" "$run_guest" --kernel-version 2.6.14 --run true
 
@@ -138,7 +139,7 @@ one_line_error "make names a missing checked-in file in one line" \
 	"No rule to make target 'driver/dma32ctl.c', needed by '.*dma32ctl'" \
 	env -u MAKEFLAGS -u MAKELEVEL make -s -C "$scratch/tree" -n demo
 one_line_error "make rejects an unknown KERNEL= in one line" \
-	"KERNEL=2.6.14 is not one of: 6.1 6.12" env -u MAKEFLAGS -u MAKELEVEL make -s -C "$top" -n all KERNEL=2.6.14
+	"KERNEL=2.6.14 is not one of: ${kernels[*]}" env -u MAKEFLAGS -u MAKELEVEL make -s -C "$top" -n all KERNEL=2.6.14
 one_line_error "run-tests rejects an unknown --kernel-version in one line" \
 	"^run-tests: error: unknown kernel version '4.4'" "$top/scripts/run-tests" --kernel-version 4.4
 one_line_error "run-tests rejects a bad --only regex in one line" \
