@@ -238,7 +238,8 @@ def load_boot(raw: str, boot: str, status: Optional[RunStatus], counters: Dict[s
 # snapshots around the whole batch (the runs overlap).
 SUMMED = ("bytes", "buffers", "buffers_verified", "descriptors", "transfers", "mappings",
           "mappings_above_4g", "bounced", "bounced_bytes", "pages", "pages_above_4g", "device_faults",
-          "alloc_failures", "coherent_held", "coherent_swiotlb_bytes", "map_failures", "cpu_ns")
+          "alloc_failures", "coherent_held", "coherent_swiotlb_bytes", "map_failures", "map_failed_segments",
+          "cpu_ns")
 
 
 def aggregate(per, snapshot):
@@ -442,6 +443,7 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
         "alias_high": ((info or {}).get("device") or {}).get("alias_window") or None,
         "coherent_swiotlb_bytes": res.get("coherent_swiotlb_bytes"),
         "swiotlb_map_failures": res.get("map_failures"),
+        "map_failed_segments": res.get("map_failed_segments"),
         "per_device": per_device(run),
         "stderr": (run or {}).get("stderr") or None,
         "guest_ok": failure is None, "guest_error": failure,

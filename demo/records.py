@@ -176,6 +176,7 @@ class Record(TypedDict, total=False):
     alias_high: Optional[int]
     coherent_swiotlb_bytes: Optional[int]
     swiotlb_map_failures: Optional[int]
+    map_failed_segments: Optional[int]   # segments of those refused maps (each may have bounced, then been undone)
     per_device: List[DeviceResult]
     stderr: Optional[str]
     # the kernel's counters (manifest "counters": one key each)

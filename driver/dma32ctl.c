@@ -416,6 +416,7 @@ static void print_json(const struct run_opts *o,
 	j_u64("coherent_held", r->coherent_held);
 	j_u64("coherent_swiotlb_bytes", r->coherent_swiotlb_bytes);
 	j_u64("map_failures", r->map_failures);
+	j_u64("map_failed_segments", r->map_failed_segments);
 	if (o->strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS)
 		j_u64("alias_canary_errors", r->alias_canary_errors);
 	j_u64("cpu_ns", o->cpu_ns);

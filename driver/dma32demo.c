@@ -878,6 +878,7 @@ static int d32_map_sgt(struct d32_req *rq, struct d32_buf *b)
 	ret = dma_map_sgtable(dd->dev, &b->sgt, b->dir, DMA_ATTR_NO_WARN);
 	if (ret) {
 		res->map_failures++;
+		res->map_failed_segments += b->sgt.orig_nents;
 		return ret == -EINVAL ? -EINVAL : -ENOMEM;
 	}
 	b->mapped = true;

@@ -18,7 +18,7 @@
  * driver's. 2: control buffers, coherent memory in the swiotlb pool,
  * refused mappings, the truncation-alias strategy, address runs.
  */
-#define DMA32DEMO_ABI_VERSION			2
+#define DMA32DEMO_ABI_VERSION			3
 
 /* Buffer strategies (struct dma32demo_run.strategy) */
 #define DMA32DEMO_STRATEGY_COHERENT		1 /* dma_alloc_coherent */
@@ -164,6 +164,12 @@ struct dma32demo_result {
 	__u64 alias_canary_errors;
 	__u32 runs;		/* address runs written to runs_addr */
 	__u32 runs_dropped;	/* runs that did not fit in runs_max */
+	/*
+	 * Segments of the streaming mappings the DMA API refused. A refused
+	 * dma_map_sg() may have bounced some of them before it gave up and
+	 * undid its work: swiotlb counts those bounces, bounced does not.
+	 */
+	__u64 map_failed_segments;
 };
 
 /*
