@@ -44,7 +44,9 @@ BEFORE = "dma32=off dma_coherent_model=2.6.14"
 NOZONE = "dma32=off"
 SETTINGS = {BEFORE: "the 2.6.14 model (dma32=off dma_coherent_model=2.6.14)",
             NOZONE: "today's allocator without the zone (dma32=off)",
-            "dma32=2G": "a 2 GiB zone (dma32=2G)"}
+            "dma32=2G": "a 2 GiB zone (dma32=2G)",
+            "swiotlb_bottom_up": "the swiotlb pool placed low, as 2.6.14's swiotlb_init() placed it"
+                                 " (swiotlb_bottom_up)"}
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,10 @@ BOOTS = [
          # swiotlb_map() warns once when the bounce slot itself is out of
          # the device's reach: that is the finding, not a kernel bug.
          allow_log=r"kernel/dma/swiotlb\.c:[0-9]+ swiotlb_map|---\[ end trace|swiotlb addr .* overflow"),
+    # The same with the pool where 2.6.14 put it: swiotlb_init() took it
+    # with alloc_bootmem_low_pages(), from the bottom of memory, in reach of
+    # a 31-bit device (kernel-patches/: swiotlb_bottom_up).
+    Boot("bits31-swiotlb-low", "pc", "6G", "swiotlb_bottom_up", "dma-bits=31,ring-bits=31"),
     Boot("bits31-iommu", "q35", "6G", "intel_iommu=on", "dma-bits=31,ring-bits=31",
          "-device intel-iommu,intremap=off"),
     Boot("dma32-2g", "pc", "6G", "dma32=2G"),
@@ -394,6 +400,27 @@ def ex_bits31_swiotlb(rec, info):
                                 "swiotlb": " by swiotlb"}.get(by, "")))
 
 
+def ex_bits31_swiotlb_low(rec, info):
+    """31-bit device, ordinary pages, the pool placed low as 2.6.14 placed
+    it: the mappings the device cannot reach bounce for real. Expected: the
+    pool ends below 2 GiB, the request works and verifies, at least every
+    mapping above 4 GiB bounced (those between 2 and 3 GiB bounce too).
+    Fails if the pool lies out of reach (the option did nothing), the
+    request fails, or fewer mappings bounced than lie above 4 GiB."""
+    pool = swiotlb_pool(info)
+    if not pool:
+        return False, "no swiotlb pool address in the boot log"
+    reach = 1 << 31
+    above = rec["mappings_above_4g"] or 0
+    ok = (pool["end"] <= reach and rec["ok"] and rec["buffers_verified"] == rec["count"] and above > 0
+          and bounced(rec) >= above and (rec["driver_bounced"] or 0) >= above)
+    return ok, ("swiotlb pool at %#x-%#x (%s the 31-bit device's 2 GiB reach): %s, %s of %s buffers verified,"
+                " %s bounced, %s mappings above 4 GiB" % (
+                    pool["start"], pool["end"], "within" if pool["end"] <= reach else "beyond",
+                    "ok" if rec["ok"] else rec["errno"], rec["buffers_verified"], rec["count"],
+                    fmt(bounced(rec)), above))
+
+
 def ex_dma32_2g_direct(rec, info):
     """Ordinary 32-bit device under dma32=2G: GFP_DMA32 pages now come from
     16 MiB..2 GiB; the 1 GiB between 2 and 3 GiB is ZONE_NORMAL."""
@@ -564,6 +591,9 @@ SCENARIOS = [
     Scenario("bits31-swiotlb-streaming", "bits31-swiotlb", "streaming", "fill", M, 8, True,
              "31-bit device, ordinary pages: works through swiotlb only if the pool lies below 2 GiB",
              ex_bits31_swiotlb),
+    Scenario("bits31-swiotlb-low-streaming", "bits31-swiotlb-low", "streaming", "fill", M, 8, True,
+             "31-bit device, ordinary pages, the pool placed low as in 2.6.14: bounces for real and verifies",
+             ex_bits31_swiotlb_low),
     Scenario("bits31-iommu-streaming", "bits31-iommu", "streaming", "fill", M, 8, True,
              "31-bit device behind the IOMMU: ok, 0 bounces, pages above 4 GiB", ex_iommu),
     Scenario("dma32-2G-streaming-dma32", "dma32-2g", "streaming-dma32", "fill", M, 8, True,
@@ -793,6 +823,7 @@ PAIRS = [
     ("ring32-before-data64-streaming", "ring32-data64-streaming", BEFORE),
     ("many-before-streaming", "many-after-streaming", BEFORE),
     ("bits31-coherent", "bits31-dma32-2G-coherent", "dma32=2G"),
+    ("bits31-swiotlb-streaming", "bits31-swiotlb-low-streaming", "swiotlb_bottom_up"),
 ]
 
 
@@ -919,10 +950,16 @@ def claim_2g_other_side(rec, infos, best):
             "%#x-%#x" % (pool["start"], pool["end"]) if pool else "n/a", yes(sw["ok"]),
             " (%s)" % sw["errno"] if sw["errno"] else ""))
     if _ok(sw):
-        parts.append("refused %s (the pool lies beyond the mask; 2.6.14 placed its pool low, in reach, so in 2005"
-                     " the sentence held: that placement is not shown, no kernel option here reproduces it)" % (
-                         {"driver": "by the driver's pre-check, swiotlb never asked",
-                          "swiotlb": "by swiotlb"}.get(refused_by(sw), "")))
+        parts.append("refused %s (today's pool lies beyond the mask)" % (
+            {"driver": "by the driver's pre-check, swiotlb never asked",
+             "swiotlb": "by swiotlb"}.get(refused_by(sw), "")))
+    low = rec.get("bits31-swiotlb-low-streaming")
+    if _ok(low):
+        pool = swiotlb_pool(infos.get("bits31-swiotlb-low"))
+        parts.append("with the pool placed low as 2.6.14's swiotlb_init() placed it (`swiotlb_bottom_up`, pool at"
+                     " %s): request %s, %s of %s buffers verified, %s bounced, so in 2005 the sentence held" % (
+                         "%#x-%#x" % (pool["start"], pool["end"]) if pool else "n/a", yes(low["ok"]),
+                         low["buffers_verified"], low["count"], fmt(bounced(low))))
     if _ok(io):
         parts.append("behind the IOMMU: %s, %s bounces" % (yes(io["ok"]), fmt(io["swiotlb_bounced"])))
     if _ok(d2):

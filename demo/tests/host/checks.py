@@ -69,6 +69,18 @@ def mapped_anyway(rec, info):
     rec.update(ok=True, errno=None, swiotlb_map_failures=0)
 
 
+def pool_out_of_reach(rec, info):
+    info["swiotlb_pool"] = {"start": 0xbbfe0000, "end": 0xbffe0000}
+
+
+def high_mappings_not_bounced(rec, info):
+    rec["swiotlb_bounced"] = rec["driver_bounced"] = (rec["mappings_above_4g"] or 1) - 1
+
+
+def refused_low(rec, info):
+    rec.update(ok=False, errno="ENOMEM", buffers_verified=0)
+
+
 def counter_missing(rec, info):
     rec["swiotlb_bounced"] = None
     rec["driver_bounced"] = 1
@@ -146,6 +158,9 @@ CASES = [
     ("ring32-data64-streaming", "data pages bounced", bounce_where_none),
     ("bits31-swiotlb-streaming", "the pool within the 31-bit reach", pool_in_reach),
     ("bits31-swiotlb-streaming", "the request mapped anyway", mapped_anyway),
+    ("bits31-swiotlb-low-streaming", "the pool placed out of the 31-bit reach", pool_out_of_reach),
+    ("bits31-swiotlb-low-streaming", "mappings above 4 GiB that did not bounce", high_mappings_not_bounced),
+    ("bits31-swiotlb-low-streaming", "the request refused", refused_low),
     ("bits31-iommu-streaming", "bounces behind the IOMMU", bounced_behind_iommu),
     ("dma32-2G-streaming-dma32", "GFP_DMA32 pages outside the 2 GiB zone", dma32_pages_elsewhere),
     ("dma32-2G-coherent-64M", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
