@@ -118,6 +118,9 @@ expect "run-guest rejects --timeout-scale 0" 1 "^run-guest: error: --timeout-sca
 	"$run_guest" --timeout-scale 0 --run true
 expect "run-guest rejects --smp 0" 1 "^run-guest: error: --smp '0' must be a number of vCPUs from 1 to 4" \
 	"$run_guest" --smp 0 --run true
+expect "run-guest rejects a GART aperture the kernel cannot make" 1 \
+	"^run-guest: error: --gart-aperture '48' must be 32, 64, 128, 256, 512 or 1024 \\(MiB\\)" \
+	"$run_guest" --gart-aperture 48 --run true
 expect "build-kernel rejects an unknown option" 1 "^build-kernel: error: unknown option" \
 	"$top/scripts/build-kernel" --bogus
 expect "build-kernel rejects an unknown kernel version" 1 \
