@@ -1,14 +1,14 @@
 #!/bin/sh
 # kernel-patches: the GART's aperture accounting in /sys/kernel/debug/gart/
 # on q35 with 6 GiB and a K8 northbridge, today's coherent allocator.
-# The kernel's own GART driver takes a 64 MiB aperture and turns swiotlb
+# The kernel's own GART driver takes a 32 MiB aperture (iommu=memaper=0) and turns swiotlb
 # off; a 32-bit device's streaming pages above 4 GiB are mapped through
 # the aperture (no copy). The counters rise by exactly the driver's pages
 # above 4 GiB while a request holds its mappings, come back when it ends,
 # count one refusal per mapping the full aperture refuses, and coherent
 # buffers, which today's allocator takes from ZONE_DMA32, hold no
 # aperture page.
-# run-guest: --mem 6G --qemu-args '-device k8-northbridge'
+# run-guest: --gart --gart-aperture 32 --mem 6G
 # run-guest: --timeout 300
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"

@@ -12,7 +12,7 @@
 # mapped through the aperture: the aperture pages it holds equal the
 # driver's pages above 4 GiB, and a request larger than the aperture
 # ends in ENOMEM with one refusal counted and no ZONE_DMA page.
-# run-guest: --mem 6G --qemu-args '-device k8-northbridge'
+# run-guest: --gart --mem 6G
 # run-guest: --append 'dma_coherent_model=2.6.14 dma32=off'
 # run-guest: --timeout 600
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
