@@ -4,8 +4,10 @@
 
   python3 -m demo.bench_report RAW_DIR REPORT_DIR VERSIONS_TXT SECONDS   (from the project root)
 
-A guest's memory is raw/NAME.mem (scripts/bench says it once); why a guest
-failed comes from run-guest's status, raw/NAME.status.json.
+raw/ holds what scripts/bench's guests printed, in the demo's '@@' sections
+(demo/bench_guest.py builds their command; the guests and their memory are
+said there once), parsed with the demo's own parser. Why a guest failed
+comes from run-guest's status, raw/NAME.status.json.
 """
 import json
 import os
@@ -13,20 +15,66 @@ import sys
 import time
 
 from . import table
-from .judge import versions_dict
+from .bench_guest import GUESTS
+from .judge import counter, first_json, parse_sections, versions_dict
 
 
-def lines(path):
+def sections(path):
+    """The guest's '@@' sections (demo/collect.py), or [] without output."""
+    if not os.path.exists(path):
+        return []
+    with open(path, errors="replace") as f:
+        return parse_sections(f.read())
+
+
+def rc_after(secs, i):
+    """The '@@rc N' that follows section i, or None."""
+    for kind, args, _ in secs[i + 1:]:
+        if kind == "rc":
+            return int(args) if args.strip().lstrip("-").isdigit() else None
+        if kind not in ("stderr",):
+            return None
+    return None
+
+
+def snapshots(secs):
+    """{(when, name): {path: value or None}} from '@@counters WHEN NAME'."""
+    out = {}
+    for kind, args, body in secs:
+        if kind == "counters":
+            when, _, name = args.partition(" ")
+            vals = {}
+            for line in body:
+                path, _, v = line.partition(" ")
+                vals[path] = int(v) if v.strip().isdigit() else None
+            out[(when, name)] = vals
+    return out
+
+
+def delta(snaps, name, key):
+    """A counter's change around bench run NAME; None when absent."""
+    path = table.COUNTERS[key]
+    b = snaps.get(("before", name), {}).get(path)
+    a = snaps.get(("after", name), {}).get(path)
+    return None if a is None or b is None else a - b
+
+
+def bench_records(secs):
+    """(name, JSON) of every '@@bench NAME' section's demo-bench line."""
+    return [(args, first_json(body)) for kind, args, body in secs if kind == "bench"]
+
+
+def map_records(secs):
+    """dma_map_benchmark runs with the swiotlb counters' change around each."""
+    snaps = snapshots(secs)
     out = []
-    if os.path.exists(path):
-        with open(path, errors="replace") as f:
-            for l in f:
-                l = l.strip()
-                if l.startswith("{"):
-                    try:
-                        out.append(json.loads(l))
-                    except json.JSONDecodeError:
-                        pass
+    for name, m in bench_records(secs):
+        if m and m.get("type") == "map":
+            m = dict(m)
+            m.pop("type", None)
+            m["swiotlb_bounced"] = delta(snaps, name, "swiotlb_bounced")
+            m["swiotlb_bounced_bytes"] = delta(snaps, name, "swiotlb_bounced_bytes")
+            out.append(m)
     return out
 
 
@@ -51,12 +99,12 @@ def counter_cost(raw):
     threads = [int(t) for t in read(os.path.join(raw, "ab.threads")).split()] or [1]
     sides = {}
     for side in ("on", "off"):
-        runs = sorted(f for f in os.listdir(raw) if f.startswith("ab-%s-" % side) and f.endswith(".jsonl"))
+        runs = sorted(f for f in os.listdir(raw) if f.startswith("ab-%s-" % side) and f.endswith(".out"))
         for t in threads:
             vals, bounced = [], []
             for f in runs:
-                m = next((r for r in lines(os.path.join(raw, f))
-                          if r.get("type") == "map" and r.get("threads", 1) == t and r.get("rc") == 0
+                m = next((r for r in map_records(sections(os.path.join(raw, f)))
+                          if r.get("threads", 1) == t and r.get("rc") == 0
                           and r.get("map_us") is not None), None)
                 if m:
                     vals.append(round(m["map_us"] + m["unmap_us"], 2))
@@ -80,15 +128,18 @@ def counter_cost(raw):
 
 def main():
     raw, report, versions_txt, seconds = sys.argv[1:5]
-    copy = lines(os.path.join(raw, "copy.json"))
-    copy = copy[0] if copy else None
+    try:
+        with open(os.path.join(raw, "copy.json")) as f:
+            copy = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        copy = None
     copy_err = None if copy else (read(os.path.join(raw, "copy.err")).splitlines() or ["no result"])[-1]
 
     guests, driver, maps = {}, [], []
-    for name in ("bounce", "nobounce"):
-        recs = lines(os.path.join(raw, name + ".jsonl"))
+    for name, mem in GUESTS.items():
+        secs = sections(os.path.join(raw, name + ".out"))
         rc = int(read(os.path.join(raw, name + ".rc")) or 1)
-        done = any(r.get("type") == "done" for r in recs)
+        done = any(kind == "done" for kind, _, _ in secs)
         err = None
         if rc != 0 or not done:
             try:
@@ -98,30 +149,34 @@ def main():
                 status = {}
             err = (status.get("message") or status.get("outcome")
                    or ("guest exited with status %d" % rc if rc else "the guest's output ended early"))
-        bind = next((r for r in recs if r.get("type") == "bind"), None)
+        bind = next((b for n, b in bench_records(secs) if n == "bind" and b), None)
         if bind and not bind.get("ok"):
             err = err or bind.get("error")
-        info = next((r for r in recs if r.get("type") == "info"), None)
-        guests[name] = {"mem": read(os.path.join(raw, name + ".mem")).strip() or None, "ok": err is None, "error": err,
+        present = set()
+        for i, (kind, args, body) in enumerate(secs):
+            if kind != "run":
+                continue
+            res = first_json(body)
+            if not res:
+                err = err or "dma32ctl %s printed no result (exit %s)" % (args, rc_after(secs, i))
+                continue
+            present |= {k for k, p in table.COUNTERS.items()
+                        if ((res.get("counters") or {}).get(p) or {}).get("before") is not None}
+            driver.append({
+                "guest": name, "mem": mem, "strategy": res["strategy"], "op": res["op"],
+                "size": res["size"], "count": res["count"], "ok": res["ok"], "errno": res.get("errno"),
+                "mappings": res["mappings"], "bounced": res["bounced"],
+                "swiotlb_bounced": counter(res, table.COUNTERS["swiotlb_bounced"], False),
+                "ns": res["ns"], "dma_ns": res["dma_ns"],
+                "us_per_mapping": round(res["ns"] / 1000.0 / res["mappings"], 2) if res["mappings"] else None,
+                "mbps": round(res["bytes"] * 1000.0 / res["ns"], 1) if res["ns"] else None,
+            })
+        for m in map_records(secs):
+            m.update({"guest": name, "mem": mem})
+            maps.append(m)
+        guests[name] = {"mem": mem, "ok": err is None, "error": err,
                         "log": "build/logs/bench-%s.console.log" % name,
-                        "counters_present": (info or {}).get("counters_present")}
-        for r in recs:
-            if r.get("type") == "run" and r.get("result"):
-                res = r["result"]
-                driver.append({
-                    "guest": name, "mem": MEM[name], "strategy": res["strategy"], "op": res["op"],
-                    "size": res["size"], "count": res["count"], "ok": res["ok"],
-                    "mappings": res["mappings"], "bounced": res["bounced"],
-                    "swiotlb_bounced": (r.get("counters") or {}).get("io_tlb_bounced"),
-                    "ns": res["ns"], "dma_ns": res["dma_ns"],
-                    "us_per_mapping": round(res["ns"] / 1000.0 / res["mappings"], 2) if res["mappings"] else None,
-                    "mbps": round(res["bytes"] * 1000.0 / res["ns"], 1) if res["ns"] else None,
-                })
-            elif r.get("type") == "map":
-                m = dict(r)
-                m.pop("type", None)
-                m.update({"guest": name, "mem": MEM[name]})
-                maps.append(m)
+                        "counters_present": sorted(present)}
 
     bench = {
         "versions": versions_dict(versions_txt),
@@ -213,7 +268,7 @@ def main():
     for g, v in guests.items():
         if not v["ok"]:
             md.append("* guest `%s` failed: %s (log: %s)" % (g, v["error"], v["log"]))
-        elif "io_tlb_bounced" not in (v["counters_present"] or []):
+        elif "swiotlb_bounced" not in v["counters_present"]:
             md.append("* guest `%s` (%s): no swiotlb counters (n/a): %s" % (
                 g, v["mem"], "x86 sets up no swiotlb pool when all RAM is below 4 GiB, so nothing can bounce"
                 if v["mem"] == "2G" else "this kernel lacks the swiotlb counters of kernel-patches/"))
