@@ -52,17 +52,8 @@ check "high-water mark rose by the driver's $p pages above 4 GiB" \
 check "unmapped after the request: aperture_used back to $u0" eq "$(g aperture_used)" "$u0"
 
 # Held while a stalled request waits for the device
-echo 6000 >/sys/module/dma32demo/parameters/timeout_ms
-dma32ctl run --strategy streaming --op checksum --size 256K --count 16 --inject stall \
-	--json >/tmp/gart-stall.json 2>&1 &
-pid=$!
-prev=-1 used=$u0 i=0
-while [ $i -lt 100 ] && kill -0 $pid 2>/dev/null; do
-	sleep 0.2
-	used=$(g aperture_used)
-	[ "$used" -gt "$u0" ] && [ "$used" = "$prev" ] && break
-	prev=$used i=$((i + 1))
-done
+stalled_request aperture_used --strategy streaming --op checksum --size 256K --count 16
+used=$steady
 wait $pid
 ktap_print_lines </tmp/gart-stall.json
 j=$(grep '^{' /tmp/gart-stall.json | tail -n 1)

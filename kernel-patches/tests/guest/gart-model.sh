@@ -46,17 +46,8 @@ check "dma32-pressure holds all but 2 GiB of free memory" kill -0 $ppid
 # A stalled request holds its coherent buffers: their pages above 4 GiB
 # are in the aperture until the request frees them
 u0=$(g aperture_used) c0=$(g aperture_coherent)
-echo 6000 >/sys/module/dma32demo/parameters/timeout_ms
-dma32ctl run --strategy coherent --op fill --size 256K --count 32 --inject stall \
-	--json >/tmp/gart-stall.json 2>&1 &
-pid=$!
-prev=-1 held=$c0 i=0
-while [ $i -lt 100 ] && kill -0 $pid 2>/dev/null; do
-	sleep 0.2
-	held=$(g aperture_coherent)
-	[ "$held" -gt "$c0" ] && [ "$held" = "$prev" ] && break
-	prev=$held i=$((i + 1))
-done
+stalled_request aperture_coherent --strategy coherent --op fill --size 256K --count 32
+held=$steady
 used=$(g aperture_used)
 wait $pid
 ktap_print_lines </tmp/gart-stall.json
