@@ -441,6 +441,7 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
         "buffers_verified": res.get("buffers_verified"),
         "alias_canary_errors": res.get("alias_canary_errors"),
         "alias_high": ((info or {}).get("device") or {}).get("alias_window") or None,
+        "coherent_mask_bits": ((info or {}).get("device") or {}).get("coherent_mask_bits"),
         "coherent_swiotlb_bytes": res.get("coherent_swiotlb_bytes"),
         "swiotlb_map_failures": res.get("map_failures"),
         "map_failed_segments": res.get("map_failed_segments"),

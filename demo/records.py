@@ -174,6 +174,8 @@ class Record(TypedDict, total=False):
     buffers_verified: Optional[int]
     alias_canary_errors: Optional[int]
     alias_high: Optional[int]
+    # The device's coherent DMA mask in bits, as the driver set it
+    coherent_mask_bits: Optional[int]
     coherent_swiotlb_bytes: Optional[int]
     swiotlb_map_failures: Optional[int]
     map_failed_segments: Optional[int]   # segments of those refused maps (each may have bounced, then been undone)

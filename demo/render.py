@@ -149,12 +149,8 @@ def zone_buys(results):
 NOT_SHOWN = [
     ("IOMMU space can also be scarce (the 2005 GART aperture)", "this machine has no K8 northbridge GART model"
      " yet; QEMU's intel-iommu gives a 32-bit device 4 GiB of IOVA space"),
-    ("a 24-bit device (the floppy and ISA sound cards ZONE_DMA was kept for)", "the dma32-demo device's reach"
-     " goes down to 31 bits in these boots; no row asks for a 24-bit mask yet"),
     ("NUMA with one node above 4 GiB, where only the low node has ZONE_DMA32", "no boot uses QEMU's -numa yet"),
     ("GFP_DMA on ia64 meaning GFP_DMA32", "the guests are x86-64 only"),
-    ("the 31-bit swiotlb row through a pool placed as 2.6.14 placed it (low, in reach)", "no kernel option here"
-     " places the pool that way, and the driver refuses before swiotlb is asked when the pool is beyond the mask"),
 ]
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 GIB4 = 1 << 32
+# x86-64's ZONE_DMA: the 16 MiB an ISA device reaches with its 24 address lines
+ZONE_DMA_BITS = 24
 SWIOTLB = "/sys/kernel/debug/swiotlb/"
 DMA_DIRECT = "/sys/kernel/debug/dma_direct/"
 
@@ -143,6 +145,9 @@ BOOTS = [
     # with alloc_bootmem_low_pages(), from the bottom of memory, in reach of
     # a 31-bit device (kernel-patches/: swiotlb_bottom_up).
     Boot("bits31-swiotlb-low", "pc", "6G", "swiotlb_bottom_up", "dma-bits=31,ring-bits=31"),
+    # A 24-bit device, as the ISA floppy and sound cards were: ZONE_DMA is
+    # all it reaches.
+    Boot("bits24", "q35", "6G", "", "dma-bits=24,ring-bits=24"),
     Boot("bits31-iommu", "q35", "6G", "intel_iommu=on", "dma-bits=31,ring-bits=31",
          "-device intel-iommu,intremap=off"),
     Boot("dma32-2g", "pc", "6G", "dma32=2G"),
@@ -378,26 +383,57 @@ def refused_by(rec):
     return "swiotlb" if sum(pool) else "driver"
 
 
-def ex_bits31_swiotlb(rec, info):
-    """31-bit device, ordinary pages, today's swiotlb placement: the kernel
-    puts the pool at the top of the RAM below 4 GiB, above the device's
-    2 GiB reach, so no mapping above 2 GiB can bounce. Expected: the pool
-    ends above 2 GiB, the request fails with ENOMEM, nothing bounced, at
-    least one mapping refused. Fails if the pool lies within reach (not
-    today's placement), the request works, or something bounced."""
+def pool_beyond_reach(rec, info, bits, device):
+    """A BITS-bit device's ordinary pages under today's swiotlb placement:
+    the pool lies beyond the device's reach, so no mapping it cannot reach
+    can bounce. Expected: the pool ends above 2^BITS, the request fails
+    with ENOMEM, nothing bounced, at least one mapping refused."""
     pool = swiotlb_pool(info)
     if not pool:
         return False, "no swiotlb pool address in the boot log"
-    reach = 1 << 31
+    reach = 1 << bits
     ok = (pool["end"] > reach and not rec["ok"] and rec["errno"] == "ENOMEM" and bounced(rec) == 0
           and (rec["driver_bounced"] or 0) == 0 and (rec["swiotlb_map_failures"] or 0) > 0)
     by = refused_by(rec)
-    return ok, ("swiotlb pool at %#x-%#x (%s the 31-bit device's 2 GiB reach): %s, %s bounced, %s mapping(s) "
-                "refused%s" % (pool["start"], pool["end"], "above" if pool["end"] > reach else "within",
-                               rec["errno"] or "ok", fmt(bounced(rec)), fmt(rec["swiotlb_map_failures"]),
+    return ok, ("swiotlb pool at %#x-%#x (%s the %s's %s MiB reach): %s, %s bounced, %s mapping(s) "
+                "refused%s" % (pool["start"], pool["end"], "above" if pool["end"] > reach else "within", device,
+                               reach >> 20, rec["errno"] or "ok", fmt(bounced(rec)),
+                               fmt(rec["swiotlb_map_failures"]),
                                {"driver": " by the driver's pre-check (the pool is beyond the mask: swiotlb"
                                           " was never asked, io_tlb_full 0)",
                                 "swiotlb": " by swiotlb"}.get(by, "")))
+
+
+def ex_bits31_swiotlb(rec, info):
+    """31-bit device, ordinary pages, today's swiotlb placement: the kernel
+    puts the pool at the top of the RAM below 4 GiB, above the device's
+    2 GiB reach (pool_beyond_reach). Fails if the pool lies within reach
+    (not today's placement), the request works, or something bounced."""
+    return pool_beyond_reach(rec, info, 31, "31-bit device")
+
+
+def ex_bits24_streaming(rec, info):
+    """24-bit device (the ISA floppy and sound cards ZONE_DMA was kept
+    for), ordinary pages: every pool lies above 16 MiB, so nothing it
+    cannot reach can bounce (pool_beyond_reach). Fails if the pool lies
+    within 16 MiB, the request works, or something bounced."""
+    return pool_beyond_reach(rec, info, 24, "24-bit device")
+
+
+def ex_bits24_coherent(rec, info):
+    """24-bit device, coherent memory and ring: the only memory it reaches
+    is ZONE_DMA, the 16 MiB zone Kleen's patch kept for such devices.
+    Expected: the request works and verifies, every data page and the ring
+    in ZONE_DMA, nothing bounced. Fails if a page lies outside ZONE_DMA
+    (the mask was not honoured), the request fails, or something bounced."""
+    zp, pages = rec["zone_pages"] or {}, rec["pages"] or 0
+    phys, z = ring_where(rec, info)
+    ok = (rec["ok"] and rec["buffers_verified"] == rec["count"] and pages > 0 and zp.get("DMA") == pages
+          and bounced(rec) == 0 and z == "DMA")
+    return ok, ("%s of %s buffers verified; %s of %s pages in ZONE_DMA (%s managed pages in all), ring at %s in"
+                " ZONE_%s, %s bounced" % (rec["buffers_verified"], rec["count"], zp.get("DMA"), pages,
+                                          fmt(rec["zone_dma_managed"]), hex(phys) if phys is not None else "?",
+                                          z or "?", fmt(bounced(rec))))
 
 
 def ex_bits31_swiotlb_low(rec, info):
@@ -594,6 +630,12 @@ SCENARIOS = [
     Scenario("bits31-swiotlb-low-streaming", "bits31-swiotlb-low", "streaming", "fill", M, 8, True,
              "31-bit device, ordinary pages, the pool placed low as in 2.6.14: bounces for real and verifies",
              ex_bits31_swiotlb_low),
+    Scenario("bits24-coherent", "bits24", "coherent", "fill", 256 * K, 8, True,
+             "24-bit device, coherent: ring and buffers from the 16 MiB ZONE_DMA, verified", ex_bits24_coherent,
+             "context"),
+    Scenario("bits24-streaming", "bits24", "streaming", "fill", 64 * K, 8, True,
+             "24-bit device, ordinary pages: the pool lies above 16 MiB, ENOMEM, 0 bounces", ex_bits24_streaming,
+             "context"),
     Scenario("bits31-iommu-streaming", "bits31-iommu", "streaming", "fill", M, 8, True,
              "31-bit device behind the IOMMU: ok, 0 bounces, pages above 4 GiB", ex_iommu),
     Scenario("dma32-2G-streaming-dma32", "dma32-2g", "streaming-dma32", "fill", M, 8, True,
@@ -719,9 +761,13 @@ def _def_zone_dma(rec):
 
 def _def_fallbacks(rec):
     fb, used = _both(rec, "zone_dma_fallbacks", "zone_dma_pages_used")
+    # A mask of ZONE_DMA's 24 bits chooses ZONE_DMA itself: no fallback
     if fb is None or rec["strategy"] != "coherent" or "dma_coherent_model" in rec.get("kernel_args", "") \
             or rec["size"] % 4096:
         return None
+    if (rec.get("coherent_mask_bits") or 64) <= ZONE_DMA_BITS:
+        return None if fb == 0 else "%s fallbacks with a %s-bit mask, which chooses ZONE_DMA itself" % (
+            fb, rec["coherent_mask_bits"])
     return None if used == fb * (rec["size"] // 4096) else \
         "%s fallbacks of %d pages each, %s ZONE_DMA pages" % (fb, rec["size"] // 4096, used)
 
@@ -782,7 +828,8 @@ DEFINITIONS = [
      _def_zone_dma),
     ("DMA fallbacks", "dma-direct allocations whose page came from ZONE_DMA although the mask chose a larger"
      " zone: by the GFP_DMA retry, or by the zonelist when ZONE_DMA32 is empty or used up; for coherent"
-     " 1 MiB buffers (today's allocator) each is one buffer's pages in ZONE_DMA", _def_fallbacks),
+     " buffers (today's allocator) each is one buffer's pages in ZONE_DMA; 0 for a 24-bit mask, which"
+     " chooses ZONE_DMA itself", _def_fallbacks),
     ("copied/B <= 2", "bytes swiotlb copied at map and at sync or unmap, per byte requested (size x count x"
      " devices); today's swiotlb copies a bounced fill twice (2005's copied it once, at unmap)", _def_copied),
     ("devices ok <= devices", "the devices whose request succeeded, of the boot's devices", _def_devices),

@@ -139,6 +139,20 @@ def dma32_pages_elsewhere(rec, info):
     rec["zone_pages"] = dict(rec["zone_pages"], DMA32=0, Normal=rec["pages"])
 
 
+def pool_in_24bit_reach(rec, info):
+    info["swiotlb_pool"] = {"start": 0x800000, "end": 0xc00000}
+
+
+def ring_in_zone_dma32(rec, info):
+    for x in rec["device_runs"]:
+        if x["kind"] == "ring":
+            x["phys"] = 0x7f800000
+
+
+def pages_outside_zone_dma(rec, info):
+    rec["zone_pages"] = dict(rec["zone_pages"], DMA=rec["pages"] - 1, DMA32=1)
+
+
 CASES = [
     ("dma32-coherent", "a bounce where the zone should make none", bounce_where_none),
     ("dma32-coherent", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
@@ -162,6 +176,11 @@ CASES = [
     ("bits31-swiotlb-low-streaming", "mappings above 4 GiB that did not bounce", high_mappings_not_bounced),
     ("bits31-swiotlb-low-streaming", "the request refused", refused_low),
     ("bits31-iommu-streaming", "bounces behind the IOMMU", bounced_behind_iommu),
+    ("bits24-coherent", "a page outside ZONE_DMA", pages_outside_zone_dma),
+    ("bits24-coherent", "the ring in ZONE_DMA32", ring_in_zone_dma32),
+    ("bits24-coherent", "a bounce", bounce_where_none),
+    ("bits24-streaming", "the pool within the 24-bit reach", pool_in_24bit_reach),
+    ("bits24-streaming", "the request mapped anyway", mapped_anyway),
     ("dma32-2G-streaming-dma32", "GFP_DMA32 pages outside the 2 GiB zone", dma32_pages_elsewhere),
     ("dma32-2G-coherent-64M", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
     ("big-coherent-64M", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
@@ -240,6 +259,10 @@ def driver_over_swiotlb(rec):
     rec["swiotlb_bounced"] = (rec["driver_bounced"] or 0) - 1
 
 
+def fallback_for_24bit_mask(rec):
+    rec["zone_dma_fallbacks"] = 1
+
+
 def fallbacks_without_pages(rec):
     rec["zone_dma_fallbacks"] = (rec["zone_dma_fallbacks"] or 0) + 3
     if rec.get("median"):
@@ -260,6 +283,7 @@ DEF_CASES = [
     ("dma32-streaming", "the driver counts more bounces than swiotlb", driver_over_swiotlb),
     ("nodma32-coherent", "fallbacks that brought no ZONE_DMA pages", fallbacks_without_pages),
     ("big-streaming", "more pages above 4 GiB than pages", more_high_pages),
+    ("bits24-coherent", "a fallback counted for a 24-bit mask", fallback_for_24bit_mask),
 ]
 
 
