@@ -1,20 +1,11 @@
 #!/bin/sh
-# shellcheck disable=SC2317 # the checks are called through check()
+# shellcheck disable=SC2317 # the checks are called through ktap_test_result
 # The spine, in the guest: zones, swiotlb, the device enumerated and bound,
 # the module unloads cleanly. Default boot: q35, 6 GiB, our device.
 # run-guest: --mem 6G
 
 # shellcheck source=scripts/ktap_helpers.sh
 . /tests/lib/ktap_helpers.sh
-check() { # check DESCRIPTION COMMAND...: the reason is what COMMAND said
-	desc=$1
-	shift
-	if "$@" >/tmp/check.out 2>&1; then
-		ktap_test_pass "$desc"
-	else
-		ktap_test_fail "$desc" "$(cut -c1-200 </tmp/check.out)"
-	fi
-}
 
 zone_present() { # zone_present ZONE: the zone has present pages
 	awk -v z="$1" '$1 == "Node" && $4 == z { inz = 1; next }
@@ -61,12 +52,12 @@ unload_clean() {
 	insmod /lib/modules/dma32demo.ko && bound_to_driver
 }
 
-check "zone DMA populated" zone_present DMA
-check "zone DMA32 populated" zone_present DMA32
-check "zone Normal populated" zone_present Normal
-check "swiotlb active" swiotlb_active
-check "dma32-demo device enumerated (1af4:10f3)" our_device
-check "lspci shows the device" lspci_shows
-check "module dma32demo bound to the device" bound_to_driver
-check "module unloads and reloads cleanly" unload_clean
+ktap_test_result "zone DMA populated" zone_present DMA
+ktap_test_result "zone DMA32 populated" zone_present DMA32
+ktap_test_result "zone Normal populated" zone_present Normal
+ktap_test_result "swiotlb active" swiotlb_active
+ktap_test_result "dma32-demo device enumerated (1af4:10f3)" our_device
+ktap_test_result "lspci shows the device" lspci_shows
+ktap_test_result "module dma32demo bound to the device" bound_to_driver
+ktap_test_result "module unloads and reloads cleanly" unload_clean
 ktap_finished
