@@ -194,6 +194,7 @@ class Record(TypedDict, total=False):
     swiotlb_coherent_held: Optional[int]
     swiotlb_coherent_bytes: Optional[int]
     swiotlb_coherent_full: Optional[int]
+    coherent_would_panic: Optional[int]
     # where the device's memory and the buffers lay
     device_runs: Optional[List[AddressRun]]
     runs: Optional[List[AddressRun]]

@@ -36,6 +36,9 @@ COUNTERS = {
     "swiotlb_coherent_held": SWIOTLB + "io_tlb_coherent_held",
     "swiotlb_coherent_bytes": SWIOTLB + "io_tlb_coherent_bytes",
     "swiotlb_coherent_full": SWIOTLB + "io_tlb_coherent_full",
+    # Refusals of dma_coherent_model=2.6.14's pool step that 2.6.14 would
+    # have met with a panic (kernel-patches/: see ex_model_pool_full)
+    "coherent_would_panic": DMA_DIRECT + "coherent_2614_would_panic",
 }
 LEVELS = {"swiotlb_used", "swiotlb_used_hiwater", "swiotlb_coherent_held", "swiotlb_coherent_bytes"}
 
@@ -495,6 +498,26 @@ def ex_many_before(rec, info):
                     ", ".join(sorted({p["errno"] or "-" for p in failed})) or "none"))
 
 
+def ex_model_pool_full(rec, info):
+    """2.6.14's allocator, low memory taken, more coherent memory than the
+    swiotlb pool has left. 2.6.14's swiotlb_alloc_coherent() fell back to
+    swiotlb_map_single(), which on a full pool called swiotlb_full() with
+    do_panic set, and for more than io_tlb_overflow (32 KiB) in the
+    device's direction that was panic("PCI-DMA: Memory would be
+    corrupted") (lib/swiotlb.c, 2.6.14). The model returns NULL instead
+    and counts it. Expected: ENOMEM, coherent bytes in the pool, at least
+    one refusal counted as a would-be panic. Fails if the request fits (no
+    edge reached), nothing sat in the pool, or the count is missing or 0."""
+    panics = rec.get("coherent_would_panic")
+    ok = (not rec["ok"] and rec["errno"] == "ENOMEM" and (rec["coherent_swiotlb_bytes"] or 0) > 0
+          and (panics or 0) >= 1)
+    return ok, ("%s after %.1f of %d MiB, %.1f MiB of it in the swiotlb pool; %s refusal(s) counted that 2.6.14"
+                " met with panic(\"PCI-DMA: Memory would be corrupted\"), at the first" % (
+                    rec["errno"] or "ok", (rec.get("coherent_held") or 0) / 1048576.0,
+                    rec["size"] * rec["count"] >> 20, (rec["coherent_swiotlb_bytes"] or 0) / 1048576.0,
+                    fmt(panics)))
+
+
 def iommu(rec):
     return "intel-iommu" in (rec.get("qemu_args") or "")
 
@@ -651,6 +674,9 @@ SCENARIOS = [
     Scenario("many-before-streaming", "many-before", "streaming", "fill", M, MANY_COUNT, True,
              "8 devices, 2.6.14's model: control buffers sit in the swiotlb pool; devices that fail, fail for room",
              ex_many_before, all_devices=True),
+    Scenario("many-before-coherent-beyond-pool", "many-before", "coherent", "fill", 256 * K, 256, False,
+             "2.6.14's model, more coherent memory than the pool has left: ENOMEM here, a panic in 2005",
+             ex_model_pool_full),
     Scenario("many-after-streaming", "many-after", "streaming", "fill", M, MANY_COUNT, True,
              "8 devices, with the zone, the same load: 0 bytes of control buffers in the pool, every device works,"
              " exactly the mappings above 4 GiB bounce", ex_many_after, all_devices=True),
@@ -1043,6 +1069,11 @@ def claim_many(rec, infos, best):
                sum(1 for p in bf["per_device"] if not p["ok"]), len(bf["per_device"]),
                fmt(af["coherent_swiotlb_bytes"]), af["strategy"], sum(1 for p in af["per_device"] if p["ok"]),
                fmt(bounced(af)), af["name"]))
+    full = rec.get("many-before-coherent-beyond-pool")
+    if _ok(full):
+        txt += ("; one device asking for more coherent memory than the pool had left got %s, where 2.6.14's"
+                " swiotlb_alloc_coherent() panicked (%s would-be panics, `%s`)" % (
+                    full["errno"], fmt(full.get("coherent_would_panic")), full["name"]))
     if _ok(io):
         txt += "; behind the IOMMU: %s coherent bytes in the pool, %s bounces" % (
             fmt(io["coherent_swiotlb_bytes"]), fmt(bounced(io)))

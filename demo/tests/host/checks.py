@@ -153,6 +153,18 @@ def pages_outside_zone_dma(rec, info):
     rec["zone_pages"] = dict(rec["zone_pages"], DMA=rec["pages"] - 1, DMA32=1)
 
 
+def panic_not_counted(rec, info):
+    rec["coherent_would_panic"] = None
+
+
+def fit_after_all(rec, info):
+    rec.update(ok=True, errno=None, coherent_would_panic=0)
+
+
+def pool_untouched(rec, info):
+    rec["coherent_swiotlb_bytes"] = 0
+
+
 CASES = [
     ("dma32-coherent", "a bounce where the zone should make none", bounce_where_none),
     ("dma32-coherent", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
@@ -185,6 +197,9 @@ CASES = [
     ("dma32-2G-coherent-64M", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
     ("big-coherent-64M", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
     ("big-streaming", "high pages not bounced", high_pages_not_bounced),
+    ("many-before-coherent-beyond-pool", "the would-be panics not counted", panic_not_counted),
+    ("many-before-coherent-beyond-pool", "the request fitting", fit_after_all),
+    ("many-before-coherent-beyond-pool", "nothing in the pool", pool_untouched),
     ("many-after-streaming-dma32", "control buffers in the pool with the zone", coherent_in_pool),
     ("many-after-streaming-dma32", "a device that failed", device_failed),
     ("many-iommu-streaming", "bounces behind the IOMMU", bounced_behind_iommu),
