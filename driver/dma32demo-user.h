@@ -180,9 +180,33 @@ static inline const char *human(__u64 v, char *buf, size_t len)
 
 static bool j_first;
 
+/*
+ * A JSON string: '"' and the backslash escaped, control characters as \u00XX
+ * (keys and values come from the command line and file paths). Bytes
+ * above 0x7f pass as they are: UTF-8 stays UTF-8.
+ */
+static inline void j_string(const char *s)
+{
+	const unsigned char *p;
+
+	putchar('"');
+	for (p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
 static inline void j_key(const char *k)
 {
-	printf("%s\"%s\":", j_first ? "" : ",", k);
+	if (!j_first)
+		putchar(',');
+	j_string(k);
+	putchar(':');
 	j_first = false;
 }
 
@@ -246,7 +270,7 @@ static inline void j_str(const char *k, const char *v)
 {
 	j_key(k);
 	if (v)
-		printf("\"%s\"", v);
+		j_string(v);
 	else
 		fputs("null", stdout);
 }
