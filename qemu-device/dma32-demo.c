@@ -1185,9 +1185,10 @@ static void dma32_demo_exit(PCIDevice *pdev)
     msi_uninit(pdev);
 }
 
-static void dma32_demo_reset(DeviceState *dev)
+/* System reset and the parent bus's reset: the hold phase of Resettable */
+static void dma32_demo_reset_hold(Object *obj)
 {
-    dma32_demo_reset_state(DMA32_DEMO(dev));
+    dma32_demo_reset_state(DMA32_DEMO(obj));
 }
 
 static void dma32_demo_instance_init(Object *obj)
@@ -1297,6 +1298,7 @@ static Property dma32_demo_properties[] = {
 static void dma32_demo_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
 
     k->realize = dma32_demo_realize;
@@ -1307,7 +1309,7 @@ static void dma32_demo_class_init(ObjectClass *klass, void *data)
     k->revision = DMA32_DEMO_REVISION;
     k->class_id = PCI_CLASS_OTHERS;
     dc->desc = "DMA engine with a limited address width (dma32-demo)";
-    dc->reset = dma32_demo_reset;
+    rc->phases.hold = dma32_demo_reset_hold;
     dc->vmsd = &vmstate_dma32_demo;
     device_class_set_props(dc, dma32_demo_properties);
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
