@@ -589,18 +589,34 @@ static uint64_t fuzz_run(FuzzPlace place, const char *props, guint32 seed,
             fuzz_wr(f, &st, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
         } else if (what < 96) {
             /*
-             * MSI on/off, aimed at RAM, at the device's own BAR or at the
-             * LAPIC window
+             * MSI on/off with random data, aimed at RAM, at the device's
+             * own BAR, at MMCONFIG where no function exists (bus 2 on) or
+             * at the LAPIC window (there with fixed delivery and a random
+             * vector: INIT, SMI or NMI would be the CPU's business, not
+             * the device's)
              */
-            static const uint64_t msi_targets[] = {
-                MSI_ADDR, 0, LAPIC_BASE,
-            };
-            uint64_t a = msi_targets[g_rand_int_range(r, 0, 3)];
+            uint32_t data = g_rand_int(r) & 0xffff;
+            uint64_t a;
 
-            if (!a) {
-                a = d->bar.addr + DMA32_DEMO_REG_CTRL;
+            switch (g_rand_int_range(r, 0, 4)) {
+            case 0:
+                a = MSI_ADDR;
+                break;
+            case 1:
+                a = d->bar.addr + (g_rand_int_range(r, 0, SNAP_SIZE) & ~3);
+                break;
+            case 2:
+                a = MMCFG_BASE + (2 << 20) +
+                    (g_rand_int_range(r, 0, MMCFG_SIZE - (2 << 20)) & ~3);
+                break;
+            default:
+                a = LAPIC_BASE;
+                data &= 0xff;
+                break;
             }
             qpci_config_writel(d->pdev, f->msi_cap + PCI_MSI_ADDRESS_LO, a);
+            qpci_config_writel(d->pdev, f->msi_cap + PCI_MSI_ADDRESS_HI, 0);
+            qpci_config_writew(d->pdev, f->msi_cap + PCI_MSI_DATA_64, data);
             qpci_config_writew(d->pdev, f->msi_cap + PCI_MSI_FLAGS,
                                g_rand_int_range(r, 0, 2));
         } else if (what < 97) {
