@@ -12,6 +12,13 @@
  * The register ABI lives in dma32-demo-regs.h, shared with the Linux
  * driver.  See qemu-device/README.md for the full specification.
  *
+ * PCI ID: 1af4:10f3 lies in 1af4:10f0..10ff, which docs/specs/pci-ids.txt
+ * leaves to experimental use without registration and which "must get
+ * official ID" before an upstream merge.  Upstream, the device would need
+ * a QEMU-specific 1b36:00xx ID (registered in docs/specs/pci-ids.txt and
+ * include/hw/pci/pci.h, as pci-testdev's 1b36:0005 is), its spec in
+ * docs/specs/index.rst's toctree and a MAINTAINERS entry.
+ *
  * Copyright (c) 2026 The dma32-demo authors
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -20,6 +27,7 @@
 #include "qemu/osdep.h"
 #include "qemu/units.h"
 #include "qemu/log.h"
+#include "qemu/error-report.h"
 #include "qemu/module.h"
 #include "qemu/main-loop.h"
 #include "qemu/crc32c.h"
@@ -57,9 +65,17 @@ QEMU_BUILD_BUG_ON(offsetof(struct dma32_demo_desc, reserved) != 48);
 /* Descriptors the device accepts in one ring (FAULT_INFO index is 16 bit) */
 #define DMA32_DEMO_MAX_RING_ENTRIES     4096
 
-/* Work done by one bottom-half run before it yields to the main loop */
+/*
+ * Work done by one bottom-half run before it yields to the main loop: at
+ * most 64 descriptors and a budget of 16 MiB of RAM.  A byte that goes
+ * through the bounce buffer (MMIO, IOMMU misses) costs 64 bytes of the
+ * budget, since the memory core dispatches it in accesses of at most 8
+ * bytes: one run bounces at most 256 KiB.  A descriptor larger than what
+ * is left stops where the budget ends and resumes in the next run.
+ */
 #define DMA32_DEMO_BH_MAX_DESCS         64
-#define DMA32_DEMO_BH_MAX_BYTES         (16 * MiB)
+#define DMA32_DEMO_BH_BUDGET            (16 * MiB)
+#define DMA32_DEMO_BOUNCE_COST          64
 
 /* Bounce buffer for memory that cannot be mapped (MMIO, IOMMU misses) */
 #define DMA32_DEMO_BOUNCE_SIZE          (64 * KiB)
@@ -122,6 +138,19 @@ struct DMA32DemoState {
     uint32_t fault_info;
     uint64_t cnt[DMA32_DEMO_NR_COUNTERS];
     uint64_t cnt_snap[DMA32_DEMO_NR_COUNTERS];
+
+    /*
+     * The descriptor at HEAD while it is under way, which may take several
+     * bottom-half runs (migrated in a subsection while active)
+     */
+    bool cur_active;
+    uint32_t cur_op;
+    uint32_t cur_len;
+    uint64_t cur_src;
+    uint64_t cur_dst;
+    uint64_t cur_seed;
+    uint64_t cur_off;           /* bytes done */
+    uint32_t cur_crc;           /* CHECKSUM so far, not inverted */
 
     /*
      * Bounce buffer for memory that cannot be mapped (MMIO, IOMMU misses).
@@ -465,19 +494,35 @@ static void dma32_demo_bus_error(DMA32DemoState *s, DMA32DemoDone *d,
     d->fault_addr = bus;
 }
 
-/* Device -> memory: the FILL pattern */
-static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t dst, uint64_t len,
-                               uint64_t seed, DMA32DemoDone *d)
+/* Bytes of a bounced piece that fit in @budget */
+static uint64_t dma32_demo_bounce_len(DMA32DemoPiece *pc, uint64_t budget)
 {
-    uint64_t off = 0;
+    return MIN(MIN(pc->len, DMA32_DEMO_BOUNCE_SIZE),
+               budget / DMA32_DEMO_BOUNCE_COST);
+}
 
-    while (off < len) {
+/*
+ * The three operations continue the current descriptor from cur_off and
+ * stop when it is done, when an access fails (the error in @d), when the
+ * device went away under an access (@d->gone), or when *@budget runs
+ * out: then cur_off says where the next bottom-half run resumes.
+ */
+
+/* Device -> memory: the FILL pattern */
+static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t *budget,
+                               DMA32DemoDone *d)
+{
+    uint64_t dst = s->cur_dst, len = s->cur_len, seed = s->cur_seed;
+
+    while (s->cur_off < len && *budget >= DMA32_DEMO_BOUNCE_COST) {
+        uint64_t off = s->cur_off;
         uint64_t bus, n;
         DMA32DemoPiece pc;
         MemTxResult r;
         void *p;
 
         n = dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &bus);
+        n = MIN(n, *budget);
         r = dma32_demo_inject(s);
         if (r == MEMTX_OK) {
             r = dma32_demo_resolve(s, bus, n, true, &pc);
@@ -492,8 +537,9 @@ static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t dst, uint64_t len,
             trace_dma32_demo_dma(bus, n, 1, 1);
             dma32_demo_pattern(p, seed, off, n);
             dma32_demo_unmap(&pc, p, DMA_DIRECTION_FROM_DEVICE, n);
+            *budget -= n;
         } else {
-            n = MIN(pc.len, DMA32_DEMO_BOUNCE_SIZE);
+            n = dma32_demo_bounce_len(&pc, *budget);
             trace_dma32_demo_dma(bus, n, 1, 0);
             dma32_demo_pattern(s->bounce, seed, off, n);
             r = dma32_demo_rw(s, &pc, n, DMA_DIRECTION_FROM_DEVICE, d);
@@ -504,26 +550,28 @@ static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t dst, uint64_t len,
                 dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, bus);
                 return;
             }
+            *budget -= n * DMA32_DEMO_BOUNCE_COST;
         }
         s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
-        off += n;
+        s->cur_off += n;
     }
 }
 
-/* Memory -> device: CRC-32C */
-static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
-                                   uint64_t len, DMA32DemoDone *d)
+/* Memory -> device: CRC-32C, kept in cur_crc between runs */
+static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t *budget,
+                                   DMA32DemoDone *d)
 {
-    uint32_t crc = ~0u;
-    uint64_t off = 0;
+    uint64_t src = s->cur_src, len = s->cur_len;
 
-    while (off < len) {
+    while (s->cur_off < len && *budget >= DMA32_DEMO_BOUNCE_COST) {
+        uint64_t off = s->cur_off;
         uint64_t bus, n;
         DMA32DemoPiece pc;
         MemTxResult r;
         void *p;
 
         n = dma32_demo_piece(s, src + off, len - off, s->dma_bits, &bus);
+        n = MIN(n, *budget);
         r = dma32_demo_inject(s);
         if (r == MEMTX_OK) {
             r = dma32_demo_resolve(s, bus, n, false, &pc);
@@ -536,10 +584,11 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
         if (p) {
             n = pc.len;
             trace_dma32_demo_dma(bus, n, 0, 1);
-            crc = dma32_demo_crc32c(crc, p, n);
+            s->cur_crc = dma32_demo_crc32c(s->cur_crc, p, n);
             dma32_demo_unmap(&pc, p, DMA_DIRECTION_TO_DEVICE, n);
+            *budget -= n;
         } else {
-            n = MIN(pc.len, DMA32_DEMO_BOUNCE_SIZE);
+            n = dma32_demo_bounce_len(&pc, *budget);
             trace_dma32_demo_dma(bus, n, 0, 0);
             r = dma32_demo_rw(s, &pc, n, DMA_DIRECTION_TO_DEVICE, d);
             if (d->gone) {
@@ -549,12 +598,12 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
                 dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, bus);
                 return;
             }
-            crc = dma32_demo_crc32c(crc, s->bounce, n);
+            s->cur_crc = dma32_demo_crc32c(s->cur_crc, s->bounce, n);
+            *budget -= n * DMA32_DEMO_BOUNCE_COST;
         }
         s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
-        off += n;
+        s->cur_off += n;
     }
-    d->result = ~crc;
 }
 
 /*
@@ -562,12 +611,13 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t src,
  * Both sides of a piece are resolved before anything moves; RAM to RAM is
  * one memmove, anything else goes through the bounce buffer.
  */
-static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t src, uint64_t dst,
-                               uint64_t len, DMA32DemoDone *d)
+static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t *budget,
+                               DMA32DemoDone *d)
 {
-    uint64_t off = 0;
+    uint64_t src = s->cur_src, dst = s->cur_dst, len = s->cur_len;
 
-    while (off < len) {
+    while (s->cur_off < len && *budget >= DMA32_DEMO_BOUNCE_COST) {
+        uint64_t off = s->cur_off;
         uint64_t sbus, dbus, n;
         DMA32DemoPiece sp, dp;
         void *sptr, *dptr = NULL;
@@ -575,6 +625,7 @@ static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t src, uint64_t dst,
 
         n = MIN(dma32_demo_piece(s, src + off, len - off, s->dma_bits, &sbus),
                 dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &dbus));
+        n = MIN(n, *budget);
         r = dma32_demo_inject(s);
         if (r == MEMTX_OK) {
             r = dma32_demo_resolve(s, sbus, n, false, &sp);
@@ -601,37 +652,38 @@ static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t src, uint64_t dst,
             memmove(dptr, sptr, n);
             dma32_demo_unmap(&dp, dptr, DMA_DIRECTION_FROM_DEVICE, n);
             dma32_demo_unmap(&sp, sptr, DMA_DIRECTION_TO_DEVICE, n);
-        } else {
-            if (sptr) {
-                dma32_demo_unmap(&sp, sptr, DMA_DIRECTION_TO_DEVICE, 0);
-            }
-            n = MIN(dp.len, DMA32_DEMO_BOUNCE_SIZE);
-            trace_dma32_demo_dma(sbus, n, 0, 0);
-            r = dma32_demo_rw(s, &sp, n, DMA_DIRECTION_TO_DEVICE, d);
-            if (d->gone) {
-                return;
-            }
-            if (r != MEMTX_OK) {
-                dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, sbus);
-                return;
-            }
             s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
-            trace_dma32_demo_dma(dbus, n, 1, 0);
-            r = dma32_demo_rw(s, &dp, n, DMA_DIRECTION_FROM_DEVICE, d);
-            if (d->gone) {
-                return;
-            }
-            if (r != MEMTX_OK) {
-                dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, dbus);
-                return;
-            }
             s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
-            off += n;
+            s->cur_off += n;
+            *budget -= n;
             continue;
         }
+        if (sptr) {
+            dma32_demo_unmap(&sp, sptr, DMA_DIRECTION_TO_DEVICE, 0);
+        }
+        n = dma32_demo_bounce_len(&dp, *budget);
+        trace_dma32_demo_dma(sbus, n, 0, 0);
+        r = dma32_demo_rw(s, &sp, n, DMA_DIRECTION_TO_DEVICE, d);
+        if (d->gone) {
+            return;
+        }
+        if (r != MEMTX_OK) {
+            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, sbus);
+            return;
+        }
         s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
+        trace_dma32_demo_dma(dbus, n, 1, 0);
+        r = dma32_demo_rw(s, &dp, n, DMA_DIRECTION_FROM_DEVICE, d);
+        if (d->gone) {
+            return;
+        }
+        if (r != MEMTX_OK) {
+            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, dbus);
+            return;
+        }
         s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
-        off += n;
+        s->cur_off += n;
+        *budget -= n * DMA32_DEMO_BOUNCE_COST;
     }
 }
 
@@ -650,26 +702,18 @@ static bool dma32_demo_check_data(DMA32DemoState *s, uint64_t addr,
     return false;
 }
 
-static void dma32_demo_execute(DMA32DemoState *s, uint32_t op, uint64_t len,
-                               uint64_t src, uint64_t dst, uint64_t seed,
+static void dma32_demo_execute(DMA32DemoState *s, uint64_t *budget,
                                DMA32DemoDone *d)
 {
-    switch (op) {
+    switch (s->cur_op) {
     case DMA32_DEMO_OP_FILL:
-        if (dma32_demo_check_data(s, dst, len, DMA32_DEMO_FAULT_SRC_DST, d)) {
-            dma32_demo_do_fill(s, dst, len, seed, d);
-        }
+        dma32_demo_do_fill(s, budget, d);
         break;
     case DMA32_DEMO_OP_CHECKSUM:
-        if (dma32_demo_check_data(s, src, len, DMA32_DEMO_FAULT_SRC_SRC, d)) {
-            dma32_demo_do_checksum(s, src, len, d);
-        }
+        dma32_demo_do_checksum(s, budget, d);
         break;
     case DMA32_DEMO_OP_COPY:
-        if (dma32_demo_check_data(s, src, len, DMA32_DEMO_FAULT_SRC_SRC, d) &&
-            dma32_demo_check_data(s, dst, len, DMA32_DEMO_FAULT_SRC_DST, d)) {
-            dma32_demo_do_copy(s, src, dst, len, d);
-        }
+        dma32_demo_do_copy(s, budget, d);
         break;
     default:
         g_assert_not_reached();
@@ -701,35 +745,34 @@ static uint64_t dma32_demo_desc_bus(DMA32DemoState *s, uint64_t *addr)
 }
 
 /*
- * Fetch, execute and complete the descriptor at HEAD.  Returns the number
- * of data bytes it asked for, or -1 when the ring halted or the device was
- * reset or unplugged by one of the descriptor's own accesses (then nothing
- * more is done: the state belongs to reset, or to unrealize).
+ * Fetch and check the descriptor at HEAD (@addr, at @bus on the bus).  A
+ * well-formed one in range becomes the current descriptor (cur_*); a
+ * malformed or out-of-range one leaves its error in @d, to be completed at
+ * once.  False when the ring halted, or when the device was reset or
+ * unplugged by the fetch.
  */
-static int64_t dma32_demo_process_one(DMA32DemoState *s)
+static bool dma32_demo_fetch(DMA32DemoState *s, uint64_t addr, uint64_t bus,
+                             DMA32DemoDone *d)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
     uint8_t raw[DMA32_DEMO_DESC_SIZE];
-    uint8_t wb[DMA32_DEMO_DESC_SIZE];
-    DMA32DemoDone d = { .status = DMA32_DEMO_ST_OK, .gen = s->gen };
-    uint64_t addr, bus, src, dst, seed;
-    uint32_t idx = s->head, op, len;
+    uint64_t src, dst, seed;
+    uint32_t op, len;
     MemTxResult r;
+    bool ok;
 
-    bus = dma32_demo_desc_bus(s, &addr);
     if (s->overflow == DMA32_DEMO_OVERFLOW_FAULT &&
         !dma32_demo_range_ok(addr, DMA32_DEMO_DESC_SIZE, s->ring_bits)) {
         dma32_demo_ring_error(s, DMA32_DEMO_ST_ADDR_FAULT, addr);
-        return -1;
+        return false;
     }
-    r = pci_dma_read(pdev, bus, raw, sizeof(raw));
-    if (dma32_demo_stale(s, &d)) {
-        return -1;
+    r = pci_dma_read(PCI_DEVICE(s), bus, raw, sizeof(raw));
+    if (dma32_demo_stale(s, d)) {
+        return false;
     }
     if (r != MEMTX_OK) {
         dma32_demo_pci_abort(s, r);
         dma32_demo_ring_error(s, DMA32_DEMO_ST_BUS_ERROR, bus);
-        return -1;
+        return false;
     }
 
     op = ldl_le_p(raw + offsetof(struct dma32_demo_desc, op));
@@ -737,20 +780,76 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
     src = ldq_le_p(raw + offsetof(struct dma32_demo_desc, src));
     dst = ldq_le_p(raw + offsetof(struct dma32_demo_desc, dst));
     seed = ldq_le_p(raw + offsetof(struct dma32_demo_desc, seed));
-    trace_dma32_demo_desc(idx, op, len, src, dst);
+    trace_dma32_demo_desc(s->head, op, len, src, dst);
 
     if (op < DMA32_DEMO_OP_FILL || op > DMA32_DEMO_OP_COPY || !len ||
         len > s->max_xfer ||
         ldq_le_p(raw + offsetof(struct dma32_demo_desc, reserved)) ||
         ldq_le_p(raw + offsetof(struct dma32_demo_desc, reserved) + 8)) {
-        d.status = DMA32_DEMO_ST_INVALID;
-        d.source = DMA32_DEMO_FAULT_SRC_RING;
-        d.fault_addr = addr;
-    } else {
-        dma32_demo_execute(s, op, len, src, dst, seed, &d);
+        d->status = DMA32_DEMO_ST_INVALID;
+        d->source = DMA32_DEMO_FAULT_SRC_RING;
+        d->fault_addr = addr;
+        return true;
+    }
+    switch (op) {
+    case DMA32_DEMO_OP_FILL:
+        ok = dma32_demo_check_data(s, dst, len, DMA32_DEMO_FAULT_SRC_DST, d);
+        break;
+    case DMA32_DEMO_OP_CHECKSUM:
+        ok = dma32_demo_check_data(s, src, len, DMA32_DEMO_FAULT_SRC_SRC, d);
+        break;
+    default:
+        ok = dma32_demo_check_data(s, src, len, DMA32_DEMO_FAULT_SRC_SRC, d) &&
+             dma32_demo_check_data(s, dst, len, DMA32_DEMO_FAULT_SRC_DST, d);
+        break;
+    }
+    if (ok) {
+        s->cur_active = true;
+        s->cur_op = op;
+        s->cur_len = len;
+        s->cur_src = src;
+        s->cur_dst = dst;
+        s->cur_seed = seed;
+        s->cur_off = 0;
+        s->cur_crc = ~0u;
+    }
+    return true;
+}
+
+/*
+ * Run the descriptor at HEAD within *@budget, fetching it first unless it
+ * is already under way.  Returns 1 when it completed (written back, HEAD
+ * advanced), 0 when the budget ran out in the middle of it (its progress
+ * stays in cur_*), and -1 when the ring halted or the device was reset or
+ * unplugged by one of the descriptor's own accesses (then nothing more is
+ * done: the state belongs to reset, or to unrealize).
+ */
+static int dma32_demo_process_one(DMA32DemoState *s, uint64_t *budget)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint8_t wb[DMA32_DEMO_DESC_SIZE];
+    DMA32DemoDone d = { .status = DMA32_DEMO_ST_OK, .gen = s->gen };
+    uint32_t idx = s->head;
+    uint64_t addr, bus;
+    MemTxResult r;
+
+    bus = dma32_demo_desc_bus(s, &addr);
+    if (!s->cur_active && !dma32_demo_fetch(s, addr, bus, &d)) {
+        return -1;
+    }
+    if (s->cur_active) {
+        dma32_demo_execute(s, budget, &d);
         if (d.gone) {
             return -1;
         }
+        if (d.status == DMA32_DEMO_ST_OK && s->cur_off < s->cur_len) {
+            return 0;
+        }
+        if (d.status == DMA32_DEMO_ST_OK &&
+            s->cur_op == DMA32_DEMO_OP_CHECKSUM) {
+            d.result = ~s->cur_crc;
+        }
+        s->cur_active = false;
     }
 
     if (d.status != DMA32_DEMO_ST_OK) {
@@ -788,7 +887,7 @@ static int64_t dma32_demo_process_one(DMA32DemoState *s)
     if (dma32_demo_stale(s, &d)) {
         return -1;
     }
-    return op >= DMA32_DEMO_OP_FILL && op <= DMA32_DEMO_OP_COPY ? len : 0;
+    return 1;
 }
 
 static void dma32_demo_bh(void *opaque)
@@ -796,7 +895,7 @@ static void dma32_demo_bh(void *opaque)
     DMA32DemoState *s = opaque;
     uint32_t gen = s->gen;
     uint32_t descs = 0;
-    uint64_t bytes = 0;
+    uint64_t budget = DMA32_DEMO_BH_BUDGET;
     bool again = false;
 
     if (s->busy) {
@@ -811,24 +910,23 @@ static void dma32_demo_bh(void *opaque)
     object_ref(OBJECT(s));
     s->busy = true;
     while (s->gen == gen && dma32_demo_can_run(s)) {
-        int64_t n;
+        int ret;
 
         if (descs >= DMA32_DEMO_BH_MAX_DESCS ||
-            bytes >= DMA32_DEMO_BH_MAX_BYTES) {
+            budget < DMA32_DEMO_BOUNCE_COST) {
             /* Yield to the main loop and continue in the next run */
             again = true;
             qemu_bh_schedule(s->bh);
             break;
         }
-        n = dma32_demo_process_one(s);
-        if (n < 0) {
+        ret = dma32_demo_process_one(s, &budget);
+        if (ret < 0) {
             break;
         }
-        descs++;
-        bytes += n;
+        descs += ret;
     }
     s->busy = false;
-    trace_dma32_demo_bh(descs, bytes, again);
+    trace_dma32_demo_bh(descs, DMA32_DEMO_BH_BUDGET - budget, again);
     object_unref(OBJECT(s));
 }
 
@@ -867,6 +965,8 @@ static void dma32_demo_ring_reprogrammed(DMA32DemoState *s)
     s->head = 0;
     s->tail = 0;
     s->halted = false;
+    /* a descriptor under way is abandoned with its ring */
+    s->cur_active = false;
 }
 
 /* Registers */
@@ -892,6 +992,9 @@ static void dma32_demo_reset_state(DMA32DemoState *s)
     s->fault_info = 0;
     memset(s->cnt, 0, sizeof(s->cnt));
     memset(s->cnt_snap, 0, sizeof(s->cnt_snap));
+    s->cur_active = false;
+    s->cur_op = s->cur_len = s->cur_crc = 0;
+    s->cur_src = s->cur_dst = s->cur_seed = s->cur_off = 0;
     pci_set_irq(PCI_DEVICE(s), 0);
 }
 
@@ -1185,9 +1288,10 @@ static void dma32_demo_exit(PCIDevice *pdev)
     msi_uninit(pdev);
 }
 
-static void dma32_demo_reset(DeviceState *dev)
+/* System reset and the parent bus's reset: the hold phase of Resettable */
+static void dma32_demo_reset_hold(Object *obj)
 {
-    dma32_demo_reset_state(DMA32_DEMO(dev));
+    dma32_demo_reset_state(DMA32_DEMO(obj));
 }
 
 static void dma32_demo_instance_init(Object *obj)
@@ -1218,16 +1322,54 @@ static int dma32_demo_post_load(void *opaque, int version_id)
         s->head = s->tail = 0;
     }
     /*
-     * An in-flight ring is safe to migrate: descriptors are processed one
-     * at a time to completion inside the bottom half, under the BQL, and
-     * never while the VM is stopped, so no half-done descriptor exists when
-     * the state is saved.  What is left is HEAD..TAIL, whose descriptors
-     * are in guest RAM and migrate with it.  The bottom half itself is not
-     * migrated: the vm state change handler kicks it when the destination
-     * starts running.
+     * A descriptor under way (the subsection) belongs to a programmed
+     * ring, is well formed and not yet done; anything else is a broken
+     * stream.  HEAD == TAIL is allowed: a doorbell that took TAIL back to
+     * HEAD pauses the descriptor, it does not end it.
+     */
+    if (s->cur_active &&
+        (!dma32_demo_ring_programmed(s) || s->cur_op < DMA32_DEMO_OP_FILL ||
+         s->cur_op > DMA32_DEMO_OP_COPY || !s->cur_len ||
+         s->cur_len > s->max_xfer || s->cur_off >= s->cur_len)) {
+        error_report("%s: descriptor under way is inconsistent: op %u, "
+                     "%" PRIu64 " of %u bytes done, ring size %u",
+                     TYPE_DMA32_DEMO, s->cur_op, s->cur_off, s->cur_len,
+                     s->ring_size);
+        return -EINVAL;
+    }
+    /*
+     * The bottom half is not migrated: the vm state change handler kicks
+     * it when the destination starts running, and it continues the
+     * descriptor under way, then HEAD..TAIL from guest RAM.
      */
     return 0;
 }
+
+static bool dma32_demo_cur_needed(void *opaque)
+{
+    DMA32DemoState *s = opaque;
+
+    return s->cur_active;
+}
+
+/* The descriptor under way, when the VM stopped between two of its runs */
+static const VMStateDescription vmstate_dma32_demo_cur = {
+    .name = TYPE_DMA32_DEMO "/descriptor",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = dma32_demo_cur_needed,
+    .fields = (VMStateField[]) {
+        VMSTATE_BOOL(cur_active, DMA32DemoState),
+        VMSTATE_UINT32(cur_op, DMA32DemoState),
+        VMSTATE_UINT32(cur_len, DMA32DemoState),
+        VMSTATE_UINT64(cur_src, DMA32DemoState),
+        VMSTATE_UINT64(cur_dst, DMA32DemoState),
+        VMSTATE_UINT64(cur_seed, DMA32DemoState),
+        VMSTATE_UINT64(cur_off, DMA32DemoState),
+        VMSTATE_UINT32(cur_crc, DMA32DemoState),
+        VMSTATE_END_OF_LIST()
+    }
+};
 
 static const VMStateDescription vmstate_dma32_demo = {
     .name = TYPE_DMA32_DEMO,
@@ -1261,6 +1403,10 @@ static const VMStateDescription vmstate_dma32_demo = {
         VMSTATE_UINT64_ARRAY(cnt_snap, DMA32DemoState,
                              DMA32_DEMO_NR_COUNTERS),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * []) {
+        &vmstate_dma32_demo_cur,
+        NULL
     }
 };
 
@@ -1297,6 +1443,7 @@ static Property dma32_demo_properties[] = {
 static void dma32_demo_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
 
     k->realize = dma32_demo_realize;
@@ -1307,7 +1454,7 @@ static void dma32_demo_class_init(ObjectClass *klass, void *data)
     k->revision = DMA32_DEMO_REVISION;
     k->class_id = PCI_CLASS_OTHERS;
     dc->desc = "DMA engine with a limited address width (dma32-demo)";
-    dc->reset = dma32_demo_reset;
+    rc->phases.hold = dma32_demo_reset_hold;
     dc->vmsd = &vmstate_dma32_demo;
     device_class_set_props(dc, dma32_demo_properties);
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);

@@ -1,0 +1,383 @@
+/*
+ * QTest for the dma32-demo PCI device, part of dma32-demo-test
+ *
+ * Unplug and reset while a descriptor is under way: the device's
+ * checks for state that went stale under its own access, with one device
+ * and with two.
+ *
+ * Copyright (c) 2026 The dma32-demo authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "dma32-demo-test.h"
+
+static Port *port_start(void)
+{
+    return bridge_start("pcie-root-port,chassis=1", NULL);
+}
+
+/*
+ * Ring a COPY of @len bytes of @val (little endian, the rest zero) into
+ * the root port's config space at @reg, followed by three FILLs into
+ * canaried RAM: the COPY reconfigures the port from inside the device's
+ * bottom half, with work still queued behind it.
+ */
+static void port_ring_copy_to_config(Port *p, uint32_t reg, uint32_t val,
+                                     uint32_t len)
+{
+    Dev *d = p->d;
+    uint8_t src[16] = { 0 };
+    Desc x[4];
+    unsigned i;
+
+    g_assert_cmpuint(len, <=, sizeof(src));
+    stl_le_p(src, val);
+    qtest_memwrite(d->qts, BUF_B, src, sizeof(src));
+    x[0] = (Desc) { .op = DMA32_DEMO_OP_COPY, .len = len, .src = BUF_B,
+                    .dst = p->mmcfg + reg };
+    for (i = 1; i < ARRAY_SIZE(x); i++) {
+        x[i] = (Desc) { .op = DMA32_DEMO_OP_FILL, .len = 4096,
+                        .dst = BUF_A + i * 8192, .seed = i };
+        canary_set(d, BUF_A + i * 8192, 4096);
+    }
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    for (i = 0; i < ARRAY_SIZE(x); i++) {
+        desc_write(d, i, &x[i]);
+    }
+    wr(d, DMA32_DEMO_REG_DOORBELL, ARRAY_SIZE(x));
+}
+
+static bool qom_exists(QTestState *qts, const char *path)
+{
+    QDict *rsp;
+    bool found;
+
+    rsp = qtest_qmp(qts, "{'execute': 'qom-get', 'arguments': "
+                    "{'path': %s, 'property': 'type'}}", path);
+    found = qdict_haskey(rsp, "return");
+    qobject_unref(rsp);
+    return found;
+}
+
+/*
+ * Powering the slot off from inside a COPY (Slot Control: power controller
+ * off, power indicator off) unplugs and unrealizes the device while its
+ * bottom half is in the middle of the transfer.  QEMU must survive it: no
+ * access to freed memory (which the run on the sanitizer build reports),
+ * no completion written and nothing more done for the queued descriptors.
+ */
+static void test_unplug_in_copy(void)
+{
+    Port *p;
+    Dev *d;
+    Done done;
+    unsigned i;
+
+    p = port_start();
+    d = p->d;
+    g_assert(p->exp);
+    port_ring_copy_to_config(p, p->exp + PCI_EXP_SLTCTL, PCI_EXP_SLTCTL_PCC |
+                             PCI_EXP_SLTCTL_PWR_IND_OFF, 16);
+    qtest_qmp_eventwait(d->qts, "DEVICE_DELETED");
+    g_assert(!qom_exists(d->qts, "/machine/peripheral/d0"));
+    /* the port is still there and QEMU still answers */
+    g_assert(qom_exists(d->qts, "/machine/peripheral/rp"));
+    qobject_unref(qtest_qmp(d->qts, "{'execute': 'query-pci'}"));
+    g_assert_cmphex(qpci_config_readw(p->rp, PCI_VENDOR_ID), !=, 0xffff);
+    for (i = 0; i < 4; i++) {
+        desc_read(d, i, &done);
+        g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_PENDING);
+        if (i) {
+            canary_check(d, BUF_A + i * 8192, 4096);
+        }
+    }
+    port_stop(p);
+}
+
+/*
+ * A secondary bus reset of the parent port, from inside a COPY, resets
+ * the device in the middle of a descriptor: afterwards it must be exactly
+ * as reset left it (no completion written, no counter, HEAD 0, no
+ * interrupt, nothing latched), and the queued FILLs must not run.
+ */
+static void test_bus_reset_in_copy(void)
+{
+    Port *p;
+    Dev *d;
+    gint64 deadline = g_get_monotonic_time() + WAIT_SECONDS * G_USEC_PER_SEC;
+    uint64_t bar;
+    Done done;
+    unsigned i;
+
+    p = port_start();
+    d = p->d;
+    bar = d->bar.addr;
+    port_ring_copy_to_config(p, PCI_BRIDGE_CONTROL, PCI_BRIDGE_CTL_BUS_RESET,
+                             2);
+    /* the reset clears the device's command register */
+    while (qpci_config_readw(d->pdev, PCI_COMMAND) & PCI_COMMAND_MEMORY) {
+        g_assert(g_get_monotonic_time() < deadline);
+        g_usleep(1000);
+    }
+    qpci_config_writew(p->rp, PCI_BRIDGE_CONTROL, 0);
+    qpci_config_writel(d->pdev, PCI_BASE_ADDRESS_0, bar);
+    qpci_device_enable(d->pdev);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
+    check_idle(d);
+    for (i = 0; i < 4; i++) {
+        desc_read(d, i, &done);
+        g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_PENDING);
+        if (i) {
+            canary_check(d, BUF_A + i * 8192, 4096);
+        }
+    }
+
+    /* and it works again */
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    done = run1(d, DMA32_DEMO_OP_FILL, 4096, 0, BUF_A, 5);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A, 4096, 5);
+    port_stop(p);
+}
+
+/*
+ * Two devices: "d0" behind the root port (Port.d) and a peer "d1" at 05.0
+ * on the root bus, its BAR placed at PEER_BAR by hand, outside the port's
+ * window, so that each reaches the other's registers through the root
+ * complex.  The peer's ring is at PEER_RING.
+ */
+#define PEER_DEVFN          QPCI_DEVFN(5, 0)
+#define PEER_BAR            0xe8000000ULL
+#define PEER_RING           0x00140000ULL
+/* Slot Control: power controller and power indicator off (unplug) */
+#define SLOT_OFF            (PCI_EXP_SLTCTL_PCC | PCI_EXP_SLTCTL_PWR_IND_OFF)
+
+static Port *pair_start(const char *props)
+{
+    return bridge_start_with("pcie-root-port,chassis=1", props,
+                             "-device dma32-demo,id=d1,addr=05.0");
+}
+
+static Dev *peer_get(Port *p)
+{
+    Dev *b = g_new0(Dev, 1);
+
+    b->qts = p->d->qts;
+    b->bus = p->d->bus;
+    b->pdev = qpci_device_find(b->bus, PEER_DEVFN);
+    g_assert(b->pdev);
+    qpci_config_writel(b->pdev, PCI_BASE_ADDRESS_0, PEER_BAR);
+    qpci_device_enable(b->pdev);
+    b->bar.addr = PEER_BAR;
+    g_assert_cmphex(rd(b, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
+    return b;
+}
+
+static void peer_put(Dev *b)
+{
+    g_free(b->pdev);
+    g_free(b);
+}
+
+/* Aim @d's MSI at @addr with @data, and enable it */
+static void msi_aim(Dev *d, uint64_t addr, uint16_t data)
+{
+    uint8_t cap = qpci_find_capability(d->pdev, PCI_CAP_ID_MSI, 0);
+    uint16_t flags;
+
+    g_assert(cap);
+    flags = qpci_config_readw(d->pdev, cap + PCI_MSI_FLAGS);
+    qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_LO, (uint32_t)addr);
+    qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_HI, addr >> 32);
+    qpci_config_writew(d->pdev, cap + PCI_MSI_DATA_64, data);
+    flags &= ~PCI_MSI_FLAGS_QSIZE;
+    qpci_config_writew(d->pdev, cap + PCI_MSI_FLAGS,
+                       flags | PCI_MSI_FLAGS_ENABLE);
+}
+
+/*
+ * Arm @d as a trigger: a completed FILL leaves DONE pending with INT_MASK
+ * 0, and its MSI aims at the root port's Slot Control with power off.
+ * Any write that sets INT_MASK.DONE then sends the MSI, which unplugs
+ * the device behind the port.
+ */
+static void trigger_arm(Port *p, Dev *d, uint64_t ring)
+{
+    Done done;
+
+    ring_start(d, ring, RING_ENTRIES);
+    wr(d, DMA32_DEMO_REG_INT_MASK, 0);
+    done = run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_B + 8 * MiB_, 1);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_STATUS), ==,
+                    DMA32_DEMO_INT_DONE);
+    msi_aim(d, p->mmcfg + p->exp + PCI_EXP_SLTCTL, SLOT_OFF);
+}
+
+/* The device behind the port was unplugged; the port and QEMU answer */
+static void wait_unplugged(Port *p)
+{
+    QTestState *qts = p->d->qts;
+
+    qtest_qmp_eventwait(qts, "DEVICE_DELETED");
+    g_assert(!qom_exists(qts, "/machine/peripheral/d0"));
+    g_assert(qom_exists(qts, "/machine/peripheral/rp"));
+    g_assert_cmphex(qpci_config_readw(p->rp, PCI_VENDOR_ID), !=, 0xffff);
+}
+
+/*
+ * A second bus master reaches an unplugged device's registers.  d0's MSI
+ * is aimed at its port's Slot Control (power off), DONE is pending and
+ * masked.  The peer COPYs 16 bytes into d0's BAR from INT_MASK on: the
+ * first write unmasks DONE, d0's MSI unplugs it, and the memory core
+ * dispatches the rest of the same access (INT_ACK first) through the
+ * FlatView it started with, into the unrealized device, whose config
+ * space is freed and whose bus is gone.  d0 must refuse them (decode
+ * error), so the peer's COPY completes with a bus error at d0's BAR.
+ */
+static void test_unplug_peer_mmio(void)
+{
+    Port *p = pair_start(NULL);
+    Dev *a = p->d, *b = peer_get(p);
+    uint64_t dst = a->bar.addr + DMA32_DEMO_REG_INT_MASK;
+    uint8_t src[16] = { 0 };
+    Done done;
+
+    trigger_arm(p, a, RING_ADDR);
+    stl_le_p(src, DMA32_DEMO_INT_DONE);         /* INT_MASK */
+    stl_le_p(src + 4, DMA32_DEMO_INT_ALL);      /* INT_ACK */
+    qtest_memwrite(b->qts, BUF_B, src, sizeof(src));
+    ring_start(b, PEER_RING, RING_ENTRIES);
+    done = run1(b, DMA32_DEMO_OP_COPY, sizeof(src), BUF_B, dst, 0);
+    wait_unplugged(p);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_BUS_ERROR);
+    g_assert_cmphex(done.fault_addr, ==, dst);
+    check_fault(b, DMA32_DEMO_ST_BUS_ERROR, DMA32_DEMO_FAULT_SRC_DST, 0, dst);
+    g_assert_cmphex(qpci_config_readw(b->pdev, PCI_STATUS) &
+                    PCI_STATUS_REC_MASTER_ABORT, ==,
+                    PCI_STATUS_REC_MASTER_ABORT);
+    /* the peer still works */
+    done = run1(b, DMA32_DEMO_OP_FILL, 4096, 0, BUF_A, 3);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(b, BUF_A, 4096, 3);
+    peer_put(b);
+    port_stop(p);
+}
+
+/*
+ * d0's own completion MSI, aimed at its port's Slot Control, unplugs it
+ * from its bottom half: the descriptor's completion is written first,
+ * then nothing more is done for the ones queued behind it.
+ */
+static void test_unplug_by_own_msi(void)
+{
+    Port *p = port_start();
+    Dev *d = p->d;
+    Desc x[3];
+    Done done;
+    unsigned i;
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    msi_aim(d, p->mmcfg + p->exp + PCI_EXP_SLTCTL, SLOT_OFF);
+    for (i = 0; i < ARRAY_SIZE(x); i++) {
+        x[i] = (Desc) { .op = DMA32_DEMO_OP_FILL, .len = 4096,
+                        .dst = BUF_A + i * 8192, .seed = i };
+        canary_set(d, BUF_A + i * 8192, 4096);
+        desc_write(d, i, &x[i]);
+    }
+    wr(d, DMA32_DEMO_REG_DOORBELL, ARRAY_SIZE(x));
+    wait_unplugged(p);
+    desc_read(d, 0, &done);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
+    check_pattern(d, BUF_A, 4096, 0);
+    for (i = 1; i < ARRAY_SIZE(x); i++) {
+        desc_read(d, i, &done);
+        g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_PENDING);
+        canary_check(d, BUF_A + i * 8192, 4096);
+    }
+    port_stop(p);
+}
+
+/*
+ * A FILL whose bounced write unplugs the device: d0 FILLs the peer's
+ * registers from INT_MASK to the end of its BAR and one piece past it.
+ * The pattern's first word sets the peer's INT_MASK.DONE, whose MSI
+ * unplugs d0; the FILL must stop there, before its next piece (which,
+ * on the unplugged device, would touch freed config space).  The seed
+ * is chosen so that the pattern also leaves the peer's RING_SIZE
+ * invalid: its doorbell, written by the same FILL, halts its ring
+ * instead of running whatever the pattern put there.
+ */
+static void test_unplug_in_fill(void)
+{
+    const uint32_t off = DMA32_DEMO_REG_INT_MASK;
+    const uint32_t len = DMA32_DEMO_BAR0_SIZE - off + 64;
+    Port *p = pair_start(NULL);
+    Dev *a = p->d, *b = peer_get(p);
+    g_autofree uint8_t *pat = g_malloc(len);
+    uint64_t seed;
+    uint32_t size;
+    Done done;
+
+    for (seed = 1;; seed++) {
+        pattern(pat, seed, len);
+        size = ldl_le_p(pat + DMA32_DEMO_REG_RING_SIZE - off);
+        if ((ldl_le_p(pat) & DMA32_DEMO_INT_DONE) &&
+            (size & (size - 1))) {
+            break;
+        }
+    }
+    trigger_arm(p, b, PEER_RING);
+    ring_start(a, RING_ADDR, RING_ENTRIES);
+    canary_set(a, BUF_A, 4096);
+    desc_write(a, 0, &(Desc) { .op = DMA32_DEMO_OP_FILL, .len = len,
+                               .dst = PEER_BAR + off, .seed = seed });
+    desc_write(a, 1, &(Desc) { .op = DMA32_DEMO_OP_FILL, .len = 4096,
+                               .dst = BUF_A, .seed = 1 });
+    wr(a, DMA32_DEMO_REG_DOORBELL, 2);
+    wait_unplugged(p);
+    desc_read(a, 0, &done);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_PENDING);
+    canary_check(a, BUF_A, 4096);
+    g_assert(rd(b, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED);
+    peer_put(b);
+    port_stop(p);
+}
+
+/*
+ * The descriptor write-back unplugs the device.  d0 truncates (its ring
+ * address loses bit 32 on the bus) and its ring is at 2^32 + PEER_BAR:
+ * it fetches the peer's registers as a descriptor (ID as the op: an
+ * invalid descriptor), and writes back result and fault address, the
+ * untruncated ring address, over the peer's STATUS, INT_STATUS and
+ * INT_MASK.  The fault address's high word, 1, unmasks the peer's
+ * pending DONE, whose MSI unplugs d0 in the middle of its write-back:
+ * nothing more may touch d0's config space (a bus error on the status
+ * word, written through the unplugged device, would).
+ */
+static void test_unplug_in_writeback(void)
+{
+    Port *p = pair_start("overflow=truncate");
+    Dev *a = p->d, *b = peer_get(p);
+
+    trigger_arm(p, b, PEER_RING);
+    ring_program(a, HIGH + PEER_BAR, RING_ENTRIES);
+    wr(a, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
+    wr(a, DMA32_DEMO_REG_DOORBELL, 1);
+    wait_unplugged(p);
+    g_assert_cmphex(rd(b, DMA32_DEMO_REG_INT_MASK), ==, DMA32_DEMO_INT_DONE);
+    peer_put(b);
+    port_stop(p);
+}
+
+void dma32_demo_add_unplug_tests(void)
+{
+    qtest_add_func("/dma32-demo/unplug-in-copy", test_unplug_in_copy);
+    qtest_add_func("/dma32-demo/bus-reset-in-copy", test_bus_reset_in_copy);
+    qtest_add_func("/dma32-demo/unplug-peer-mmio", test_unplug_peer_mmio);
+    qtest_add_func("/dma32-demo/unplug-by-own-msi", test_unplug_by_own_msi);
+    qtest_add_func("/dma32-demo/unplug-in-fill", test_unplug_in_fill);
+    qtest_add_func("/dma32-demo/unplug-in-writeback", test_unplug_in_writeback);
+}

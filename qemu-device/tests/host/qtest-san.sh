@@ -1,0 +1,1 @@
+../qtest-suite
