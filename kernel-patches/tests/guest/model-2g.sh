@@ -24,6 +24,8 @@ check "dma_coherent_model=2.6.14 dma32=off on the command line" \
 	sh -c 'grep -q "dma_coherent_model=2.6.14" /proc/cmdline && grep -q "dma32=off" /proc/cmdline'
 check "boot log says the model is in force" \
 	logged "dma-direct: coherent memory as in 2.6.14: an ordinary page, else ZONE_DMA, else the swiotlb pool"
+check "no warning about a populated ZONE_DMA32 under dma32=off" \
+	not_logged "with ZONE_DMA32 populated"
 check "ZONE_DMA32 is empty" eq "$(zf DMA32 present)" 0
 nslabs=$(c io_tlb_nslabs 2>&1)
 check "there is a swiotlb pool (RAM above 4 GiB): $nslabs slots" test "$nslabs" -gt 0
