@@ -26,6 +26,14 @@
  * The device structure is reference counted: open files keep it alive
  * after the PCI device went away (dd->gone).
  *
+ * Going away: remove and shutdown do not wait for a request. Under
+ * dd->hw_lock they set dd->gone and stop the engine, then complete
+ * dd->done, so a request's wait ends at once with -ENODEV; nothing enables
+ * the engine or rings the doorbell once gone is set (d32_hw_init(),
+ * d32_doorbell() take hw_lock and look at it). Remove then takes dd->lock
+ * only to wait until that request has let go of the ring and its buffers,
+ * which no longer waits for the device; shutdown does not wait at all.
+ *
  * Signals and system sleep: a request sleeps interruptibly and checks for
  * signals while it allocates and verifies, so any signal it gets ends it
  * within moments: the device is reset before anything is unmapped and the
@@ -114,10 +122,35 @@ module_param(force_coherent_bits, uint, 0444);
 MODULE_PARM_DESC(force_coherent_bits,
 		 "Coherent DMA mask bits instead of min(ring-bits, dma-bits); wider is UNSAFE (0: the device's)");
 
+/*
+ * A request's wait without progress. Bounded: a request holds dd->lock for
+ * at least this long when the device hangs, and everything queued behind it
+ * waits too (remove and shutdown do not: see the top).
+ */
+#define D32_TIMEOUT_MS_MAX	120000
 static unsigned int timeout_ms = 5000;
-module_param(timeout_ms, uint, 0644);
+
+static int d32_set_timeout_ms(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 0, &v) || v < 1 || v > D32_TIMEOUT_MS_MAX) {
+		pr_err("timeout_ms=%.*s refused: must be 1..%u (milliseconds)\n",
+		       (int)strcspn(val, "\n"), val, D32_TIMEOUT_MS_MAX);
+		return -EINVAL;
+	}
+	WRITE_ONCE(timeout_ms, v);
+	return 0;
+}
+
+static const struct kernel_param_ops d32_timeout_ms_ops = {
+	.set = d32_set_timeout_ms,
+	.get = param_get_uint,
+};
+
+module_param_cb(timeout_ms, &d32_timeout_ms_ops, &timeout_ms, 0644);
 MODULE_PARM_DESC(timeout_ms,
-		 "Time without progress after which the device is declared hung and reset");
+		 "Time without progress after which the device is declared hung and reset (1..120000 ms)");
 
 static unsigned int ring_entries = 256;
 module_param(ring_entries, uint, 0444);
@@ -176,6 +209,7 @@ struct d32_dev {
 	struct device *dev;
 	void __iomem *regs;
 	struct mutex lock;		/* hardware, ring */
+	spinlock_t hw_lock;		/* gone vs. enable and doorbell */
 	bool gone;			/* READ_ONCE: remove, shutdown set it */
 	struct miscdevice misc;
 	char name[24];
@@ -300,27 +334,72 @@ static u64 d32_rd64(struct d32_dev *dd, unsigned int lo, unsigned int hi)
 	return v | (u64)d32_rd(dd, hi) << 32;
 }
 
-/* Reset the device and program the (emptied) ring again */
-static void d32_hw_init(struct d32_dev *dd)
-{
-	d32_wr(dd, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
-	memset(dd->ring, 0, dd->ring_bytes);
-	dd->tail = 0;
-	d32_wr(dd, DMA32_DEMO_REG_RING_BASE_LO, lower_32_bits(dd->ring_dma));
-	d32_wr(dd, DMA32_DEMO_REG_RING_BASE_HI, upper_32_bits(dd->ring_dma));
-	d32_wr(dd, DMA32_DEMO_REG_RING_SIZE, dd->ring_entries);
-	d32_wr(dd, DMA32_DEMO_REG_INT_ACK, DMA32_DEMO_INT_ALL);
-	d32_wr(dd, DMA32_DEMO_REG_INT_MASK, DMA32_DEMO_INT_ALL);
-	d32_wr(dd, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
-	/* Flush the posted writes */
-	d32_rd(dd, DMA32_DEMO_REG_STATUS);
-}
-
 static void d32_hw_stop(struct d32_dev *dd)
 {
 	d32_wr(dd, DMA32_DEMO_REG_INT_MASK, 0);
 	d32_wr(dd, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
 	d32_rd(dd, DMA32_DEMO_REG_STATUS);
+}
+
+/*
+ * Reset the device and program the (emptied) ring again; false, touching
+ * no register, when the device is gone: remove or shutdown stopped it for
+ * good, and a request that ends after them must not start it again.
+ */
+static bool d32_hw_init(struct d32_dev *dd)
+{
+	bool gone;
+
+	memset(dd->ring, 0, dd->ring_bytes);
+	dd->tail = 0;
+	spin_lock(&dd->hw_lock);
+	gone = READ_ONCE(dd->gone);
+	if (!gone) {
+		d32_wr(dd, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
+		d32_wr(dd, DMA32_DEMO_REG_RING_BASE_LO,
+		       lower_32_bits(dd->ring_dma));
+		d32_wr(dd, DMA32_DEMO_REG_RING_BASE_HI,
+		       upper_32_bits(dd->ring_dma));
+		d32_wr(dd, DMA32_DEMO_REG_RING_SIZE, dd->ring_entries);
+		d32_wr(dd, DMA32_DEMO_REG_INT_ACK, DMA32_DEMO_INT_ALL);
+		d32_wr(dd, DMA32_DEMO_REG_INT_MASK, DMA32_DEMO_INT_ALL);
+		d32_wr(dd, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_ENABLE);
+		/* Flush the posted writes */
+		d32_rd(dd, DMA32_DEMO_REG_STATUS);
+	}
+	spin_unlock(&dd->hw_lock);
+	return !gone;
+}
+
+/*
+ * Hand the device the descriptors up to @tail, unless it is gone. Under
+ * hw_lock, like d32_mark_gone(): either it sees the doorbell's completion
+ * reinitialised and completes it after, or the request sees gone here.
+ */
+static int d32_doorbell(struct d32_dev *dd, u32 tail)
+{
+	int ret = -ENODEV;
+
+	spin_lock(&dd->hw_lock);
+	if (!READ_ONCE(dd->gone)) {
+		d32_wr(dd, DMA32_DEMO_REG_DOORBELL, tail);
+		ret = 0;
+	}
+	spin_unlock(&dd->hw_lock);
+	return ret;
+}
+
+/*
+ * The device goes away (remove) or the system goes down (shutdown): stop
+ * the engine for good and end a request's wait at once, without dd->lock.
+ */
+static void d32_mark_gone(struct d32_dev *dd)
+{
+	spin_lock(&dd->hw_lock);
+	WRITE_ONCE(dd->gone, true);
+	d32_hw_stop(dd);
+	spin_unlock(&dd->hw_lock);
+	complete_all(&dd->done);
 }
 
 static irqreturn_t d32_irq(int irq, void *data)
@@ -1214,7 +1293,8 @@ static int d32_build_jobs(struct d32_req *rq)
  * (the clock restarts on every completed descriptor, so a long request
  * that moves is not a hang). -EINTR at once on any signal, the freezer's
  * included: the caller resets the device, which stops its DMA, before
- * anything is unmapped, and the ioctl returns -ERESTARTSYS.
+ * anything is unmapped, and the ioctl returns -ERESTARTSYS. -ENODEV at
+ * once when the device went away: d32_mark_gone() stopped it already.
  */
 static int d32_wait(struct d32_dev *dd, struct dma32_demo_desc *last)
 {
@@ -1225,6 +1305,8 @@ static int d32_wait(struct d32_dev *dd, struct dma32_demo_desc *last)
 	for (;;) {
 		if (le32_to_cpu(READ_ONCE(last->status)) != DMA32_DEMO_ST_PENDING)
 			break;
+		if (READ_ONCE(dd->gone))
+			return -ENODEV;
 		if (d32_rd(dd, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED)
 			return -EIO;
 		left = wait_for_completion_interruptible_timeout(&dd->done, tmo);
@@ -1271,10 +1353,11 @@ static int d32_run_batch(struct d32_req *rq, struct d32_job *jobs,
 	res->descriptors += n;
 	reinit_completion(&dd->done);
 	/* writel() orders the descriptor stores before the doorbell */
-	d32_wr(dd, DMA32_DEMO_REG_DOORBELL, t);
+	ret = d32_doorbell(dd, t);
 	dd->tail = t;
 
-	ret = d32_wait(dd, &dd->ring[(t - 1) & mask]);
+	if (!ret)
+		ret = d32_wait(dd, &dd->ring[(t - 1) & mask]);
 
 	for (i = 0; i < n; i++) {
 		struct dma32_demo_desc *d = &dd->ring[(start + i) & mask];
@@ -1355,6 +1438,8 @@ static int d32_run_jobs(struct d32_req *rq)
 	} else if (ret == -EINTR) {
 		dev_dbg(dd->dev, "request interrupted with descriptors in flight (head %u, tail %u): resetting\n",
 			d32_rd(dd, DMA32_DEMO_REG_RING_HEAD), dd->tail);
+	} else if (ret == -ENODEV) {
+		dev_info(dd->dev, "device going away: request ended with descriptors in flight\n");
 	}
 	/*
 	 * Reset on failure, so that the device is quiet before anything is
@@ -1362,14 +1447,13 @@ static int d32_run_jobs(struct d32_req *rq)
 	 * the read that flushes it returns, no descriptor runs any more), and
 	 * to drop an injection nothing consumed: an
 	 * address fault (unsafe-raw) is not a bus error and leaves an
-	 * injected one armed for the next request.
+	 * injected one armed for the next request. A device that is gone was
+	 * stopped for good already: d32_hw_init() leaves it so.
 	 */
-	if (ret || (rq->flags & DMA32DEMO_RUN_INJECT_STALL) ||
-	    ((rq->flags & DMA32DEMO_RUN_INJECT_BUS_ERROR) &&
-	     !d32_bus_error_seen(rq, done))) {
-		d32_hw_init(dd);
+	if ((ret || (rq->flags & DMA32DEMO_RUN_INJECT_STALL) ||
+	     ((rq->flags & DMA32DEMO_RUN_INJECT_BUS_ERROR) &&
+	      !d32_bus_error_seen(rq, done))) && d32_hw_init(dd))
 		res->resets++;
-	}
 	if (!ret && res->device_faults)
 		ret = -EIO;
 	return ret;
@@ -1390,6 +1474,8 @@ static int d32_verify(struct d32_req *rq)
 		/* Up to 1 GiB to check: a signal ends it (and restarts it) */
 		if (signal_pending(current))
 			return -EINTR;
+		if (READ_ONCE(rq->dd->gone))
+			return -ENODEV;
 		if (j->unit != unit) {
 			if (unit_ok)
 				res->buffers_verified++;
@@ -1523,9 +1609,13 @@ static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 		    rq.strategy != DMA32DEMO_STRATEGY_USER)
 			d32_pattern_write(&rq.bufs[i], 0, rq.size, ~rq.seed + i);
 		cond_resched();
-		/* Up to 1 GiB to allocate and fill: a signal ends it */
+		/* Up to 1 GiB to allocate and fill: a signal or remove ends it */
 		if (signal_pending(current)) {
 			ret = -EINTR;
+			goto free;
+		}
+		if (READ_ONCE(dd->gone)) {
+			ret = -ENODEV;
 			goto free;
 		}
 	}
@@ -1549,11 +1639,12 @@ static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 
 unmap:
 	/* Also after a failure: where the buffers that were there lay */
-	if (runs && ret != -EINTR)
+	if (runs && ret != -EINTR && ret != -ENODEV)
 		d32_runs_collect(&rq, runs, nalloc);
 	for (i = 0; i < nmapped; i++)
 		d32_buf_unmap(dd, &rq.bufs[i]);
-	if (rq.jobs && (rq.flags & DMA32DEMO_RUN_VERIFY) && ret != -EINTR) {
+	if (rq.jobs && (rq.flags & DMA32DEMO_RUN_VERIFY) && ret != -EINTR &&
+	    ret != -ENODEV) {
 		vret = d32_verify(&rq);
 		if (!ret)
 			ret = vret;
@@ -2170,6 +2261,7 @@ static int d32_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	dd->dev = dev;
 	get_device(dev);
 	mutex_init(&dd->lock);
+	spin_lock_init(&dd->hw_lock);
 	init_completion(&dd->done);
 	/* The probe's reference: dropped after the IRQ is freed */
 	ret = devm_add_action_or_reset(dev, d32_put_action, dd);
@@ -2252,9 +2344,10 @@ static void d32_remove(struct pci_dev *pdev)
 
 	/* No new opens; open files keep dd alive but see it gone */
 	misc_deregister(&dd->misc);
+	/* Stop the engine and end a request's wait, without waiting for it */
+	d32_mark_gone(dd);
+	/* Then wait for that request to let go of the ring and its buffers */
 	mutex_lock(&dd->lock);
-	WRITE_ONCE(dd->gone, true);
-	d32_hw_stop(dd);
 	mutex_unlock(&dd->lock);
 	/* devres frees the IRQ, the ring, the id, BAR0, and drops dd */
 }
@@ -2263,9 +2356,9 @@ static void d32_remove(struct pci_dev *pdev)
  * Reboot, power-off, kexec: a device left running would go on doing DMA
  * into memory that the next kernel (or firmware) owns. Stop the engine and
  * then bus mastering, without dd->lock: a request may hold it for a long
- * time, and whatever it does next (a timeout and a reset that re-enables
- * the engine on an empty ring) can no longer reach memory. Its file then
- * sees ENODEV like after remove.
+ * time. Its wait ends at once with ENODEV, and nothing it does afterwards
+ * starts the engine again: d32_hw_init() and d32_doorbell() look at gone
+ * under hw_lock, which d32_mark_gone() sets it under.
  */
 static void d32_shutdown(struct pci_dev *pdev)
 {
@@ -2273,8 +2366,7 @@ static void d32_shutdown(struct pci_dev *pdev)
 
 	if (!dd)
 		return;
-	WRITE_ONCE(dd->gone, true);
-	d32_hw_stop(dd);
+	d32_mark_gone(dd);
 	pci_clear_master(pdev);
 }
 
@@ -2303,8 +2395,7 @@ static int d32_resume(struct device *dev)
 	struct d32_dev *dd = dev_get_drvdata(dev);
 
 	mutex_lock(&dd->lock);
-	if (!READ_ONCE(dd->gone))
-		d32_hw_init(dd);
+	d32_hw_init(dd);
 	mutex_unlock(&dd->lock);
 	return 0;
 }
