@@ -49,8 +49,9 @@ SWEEP_MAX_COUNT = 4096
 
 # Files the guest hands over as they are. 'ls' lines list directories.
 GUEST_FILES = ["/proc/version", "/proc/cmdline", "/proc/zoneinfo", "/proc/vmstat", "/proc/iomem",
-               "/sys/module/page_alloc/parameters/shuffle"]
-GUEST_DIRS = ["/sys/kernel/iommu_groups", "/sys/kernel/debug/swiotlb", "/sys/kernel/debug/dma_direct"]
+               "/sys/module/page_alloc/parameters/shuffle", table.GART + "aperture_pages"]
+GUEST_DIRS = ["/sys/kernel/iommu_groups", "/sys/kernel/debug/swiotlb", "/sys/kernel/debug/dma_direct",
+              table.GART.rstrip("/")]
 
 
 def run_command(args: str, name: str) -> str:
@@ -90,6 +91,10 @@ def guest_command(boot: table.Boot, scenarios: List[table.Scenario], sweep: bool
     cmd.append("echo '@@file dmesg:ZONE_DMA32'; dmesg | grep -o 'ZONE_DMA32: .*' | tail -n 1")
     # Where the swiotlb pool lies: the kernel says so only in its boot log.
     cmd.append("echo '@@file dmesg:swiotlb'; dmesg | grep -o 'software IO TLB: mapped \\[mem [^]]*\\]' | tail -n 1")
+    # Where the GART's aperture lies and whether the kernel uses it (a
+    # boot with the northbridge): the boot log again.
+    cmd.append("echo '@@file dmesg:gart'; dmesg | grep -o -e 'Mapping aperture over RAM \\[mem [^]]*\\]'"
+               " -e 'PCI-DMA: using GART IOMMU' -e 'PCI-DMA: Reserving [0-9]*MB of IOMMU area'")
     if boot.prepare:
         # Age the machine, then the zones as they stand under that pressure
         cmd.append("echo '@@prepare'; %s; echo \"@@rc $?\"" % boot.prepare)
@@ -121,7 +126,7 @@ def boot_spec(boot: table.Boot) -> BootSpec:
     return {"name": boot.name, "kernel": boot.kernel or table.KERNEL, "machine": boot.machine,
             "mem": boot.mem, "kernel_args": boot.kernel_args, "device_props": boot.device_props,
             "qemu_args": boot.qemu_args, "allow_log": boot.allow_log, "devices": boot.devices,
-            "prepare": boot.prepare, "repeats": boot.repeats, "timeout": BOOT_TIMEOUT,
+            "prepare": boot.prepare, "repeats": boot.repeats, "gart": boot.gart, "timeout": BOOT_TIMEOUT,
             "sweep": dict(boot.sweep), "runs": []}
 
 
@@ -147,6 +152,8 @@ def run_guest_args(boot: table.Boot, run_name: str, raw: str, guest_opts: List[s
         args += ["--qemu-args", boot.qemu_args]
     if boot.allow_log:
         args += ["--allow-log", boot.allow_log]
+    if boot.gart:
+        args += ["--gart-aperture", str(boot.gart)]
     return args
 
 

@@ -143,6 +143,23 @@ class Loaded(NamedTuple):
     status: Optional[RunStatus]
 
 
+def parse_gart(lines, have):
+    """The K8 GART from the boot log: {"start", "end" (the aperture, end
+    exclusive), "iommu_mb" (the part the IOMMU maps into, its top), "in_use"
+    (PCI-DMA: using GART IOMMU)}, merged into HAVE; None on a boot without it."""
+    text = " ".join(lines)
+    out = dict(have or {})
+    m = re.search(r"Mapping aperture over RAM \[mem (0x[0-9a-f]+)-(0x[0-9a-f]+)\]", text)
+    if m:
+        out.update(start=int(m.group(1), 16), end=int(m.group(2), 16) + 1)
+    m = re.search(r"Reserving ([0-9]+)MB of IOMMU area", text)
+    if m:
+        out["iommu_mb"] = int(m.group(1))
+    if out or "using GART IOMMU" in text:
+        out["in_use"] = "using GART IOMMU" in text
+    return out or None
+
+
 def load_boot(raw: str, boot: str, status: Optional[RunStatus], counters: Dict[str, str]) -> Loaded:
     """One boot run's raw/BOOT.out, with run-guest's status from the
     manifest; counters: record key -> kernel file (the manifest's)."""
@@ -155,7 +172,7 @@ def load_boot(raw: str, boot: str, status: Optional[RunStatus], counters: Dict[s
     info = {"zones": {}, "counters_present": [], "iommu_groups": 0, "page_alloc_shuffle": None,
             "cmdline": None, "zone_layout_line": None, "device": None, "swiotlb_pool": None,
             "zones_peak": None, "zones_pressed": None, "buddyinfo_pressed": None, "prepare": None,
-            "ram": None, "vmstat": None, "vmstat_pressed": None, "kernel_release": None}
+            "ram": None, "vmstat": None, "vmstat_pressed": None, "kernel_release": None, "gart": None}
     runs, sweep, done = {}, [], False
     devruns, snapshots = {}, {}
     for i, (kind, args, lines) in enumerate(sections):
@@ -190,12 +207,18 @@ def load_boot(raw: str, boot: str, status: Optional[RunStatus], counters: Dict[s
         elif kind == "file" and args == "dmesg:swiotlb":
             m = re.search(r"\[mem (0x[0-9a-f]+)-(0x[0-9a-f]+)\]", " ".join(lines))
             info["swiotlb_pool"] = {"start": int(m.group(1), 16), "end": int(m.group(2), 16)} if m else None
+        elif kind == "file" and args == "dmesg:gart":
+            info["gart"] = parse_gart(lines, info.get("gart"))
+        elif kind == "file" and args == table.GART + "aperture_pages":
+            v = " ".join(lines).strip()
+            if v.isdigit():
+                info["gart"] = dict(info.get("gart") or {}, aperture_pages=int(v))
         elif kind == "file" and args == "dmesg:ZONE_DMA32":
             info["zone_layout_line"] = (lines[0].strip() if lines else "") or None
         elif kind == "ls" and args == "/sys/kernel/iommu_groups":
             info["iommu_groups"] = len([l for l in lines if l.strip()])
         elif kind == "ls":
-            info["counters_present"] += [l.strip() for l in lines if l.strip()]
+            info["counters_present"] += [w for l in lines for w in l.split()]   # ls may print columns
         elif kind == "info":
             info["device"] = first_json(lines)
         elif kind == "run":
@@ -438,6 +461,7 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
         "fault_addr": res.get("fault_addr"), "coherent_held": res.get("coherent_held"),
         "cpu_ns": res.get("cpu_ns"),
         "devices": boot["devices"],
+        "gart": boot["gart"],
         "buffers_verified": res.get("buffers_verified"),
         "alias_canary_errors": res.get("alias_canary_errors"),
         "alias_high": ((info or {}).get("device") or {}).get("alias_window") or None,
@@ -578,7 +602,7 @@ def read_manifest(raw: str) -> Manifest:
 # them in the table changes what a re-run would measure.
 REQUEST_KEYS = ("boot", "strategy", "op", "size", "count", "verify", "all_devices", "repeats_row")
 BOOT_KEYS = ("kernel", "machine", "mem", "kernel_args", "device_props", "qemu_args", "devices", "prepare",
-             "repeats")
+             "repeats", "gart")
 
 
 def table_disagrees(manifest: Manifest, tbl: Any) -> List[str]:
@@ -734,6 +758,7 @@ def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]
                     "iommu_groups": i.get("iommu_groups"),
                     "page_alloc_shuffle": i.get("page_alloc_shuffle"),
                     "swiotlb_pool": i.get("swiotlb_pool"),
+                    "gart": spec["gart"], "gart_aperture": i.get("gart"),
                     "vmstat_during_prepare": vmstat_delta(i.get("vmstat"), i.get("vmstat_pressed")),
                     "prepare": spec["prepare"] or None,
                     "prepare_output": i.get("prepare"),

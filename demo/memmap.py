@@ -22,6 +22,8 @@ PAGE = 4096
 ZOOM_END = 16 << 20     # [0, ZOOM_END) is magnified ...
 ZOOM_SHARE = 0.14       # ... to this share of the axis
 MIN_SHARE = 1.0 / 450   # a run narrower than this share of the axis is drawn this wide
+INSET_SHARE = 0.03      # a swiotlb pool or GART aperture narrower than this share gets an inset
+POOL_COLOUR, APERTURE_COLOUR = "#9e9ac8", "#fec44f"
 ZONE_COLOURS = {"DMA": "#fbb4ae", "DMA32": "#b3cde3", "Normal": "#ccebc5"}
 STYLES = [  # series, legend, colour, lane offset, half height; drawn in this order
     ("ring", "descriptor ring", "#006d2c", 0.12, 0.3),
@@ -32,6 +34,8 @@ STYLES = [  # series, legend, colour, lane offset, half height; drawn in this or
     ("unmapped", "buffer, never mapped", "#888888", 0.12, 0.2),
     ("unreachable", "buffer, beyond the device's reach", "#cb181d", 0.12, 0.2),
     ("pool", "coherent, held in the swiotlb pool", "#6a51a3", 0.12, 0.2),
+    ("remapped", "buffer, remapped by the GART", "#41b6c4", 0.12, 0.2),
+    ("aperslot", "its GART aperture page (DMA address)", "#b8860b", -0.24, 0.09),
     ("alias", "reserved window: where the data landed", "#8c6d31", 0.12, 0.2),
     ("target", "the address the device was given", "#cb181d", -0.24, 0.09),
 ]
@@ -89,20 +93,41 @@ class Axis:
         return lo, max(hi, int(self.inv(t)))
 
 
-def series(recs, axis, reach):
+class Inset:
+    """A linear axis over [lo, hi): the inset of a narrow band."""
+
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+    def box(self, lo, hi):
+        return lo, max(hi, lo + int((self.hi - self.lo) * MIN_SHARE))
+
+
+def series(recs, axis, reach, aperture=None):
     """{series: [(x_lo, x_hi, lane)]} for the scenarios of one boot, the
     first scenario in the top lane. A run the device got at an address at
-    or beyond @reach (its data reach: unsafe-raw) is 'unreachable'."""
+    or beyond @reach (its data reach: unsafe-raw) is 'unreachable'; one
+    whose DMA address lies in the GART @aperture ({start, end}) is
+    'remapped', its aperture page drawn under it."""
     out = {k[0]: [] for k in STYLES}
     n = len(recs)
+
+    def in_aperture(run):
+        return (aperture is not None and run.get("dma") is not None
+                and aperture["start"] <= run["dma"] < aperture["end"])
     for i, r in enumerate(recs):
         lane = n - 1 - i
         box = axis.box
         for run in r.get("device_runs") or []:
             out[run["kind"]].append(box(run["phys"], run["phys"] + run["pages"] * PAGE) + (lane,))
+            if in_aperture(run):
+                out["aperslot"].append(box(run["dma"], run["dma"] + run["pages"] * PAGE) + (lane,))
         for run in r.get("runs") or []:
             lo, hi = run["phys"], run["phys"] + run["pages"] * PAGE
-            if run["reserved"]:
+            if in_aperture(run) and not run["bounced"]:
+                out["remapped"].append(box(lo, hi) + (lane,))
+                out["aperslot"].append(box(run["dma"], run["dma"] + run["pages"] * PAGE) + (lane,))
+            elif run["reserved"]:
                 out["alias"].append(box(lo, hi) + (lane,))
                 out["target"].append(box(run["dma"], run["dma"] + run["pages"] * PAGE) + (lane,))
             elif run["in_pool"]:
@@ -184,25 +209,33 @@ def draw_boot(name, boot, recs, report):
     top = max(e for _, _, e in spans)
     axis = Axis(top)
     dev = boot.get("device") or {}
-    data = series(recs, axis, 1 << dev["dma_bits"] if (dev.get("dma_bits") or 64) < 64 else None)
+    reach_bytes = 1 << dev["dma_bits"] if (dev.get("dma_bits") or 64) < 64 else None
+    ap = boot.get("gart_aperture") or {}
+    aperture = {"start": ap["start"], "end": ap["end"]} if "start" in ap else None
     stem = "memmap-" + name
-    dat = os.path.join(report, stem + ".dat")
-    plots, block = [], 0
-    with open(dat, "w") as f:
-        f.write("# x_lo x_hi lane, one block per series: %s\n" % ", ".join(
-            k for k, *_ in STYLES if data[k]))
-        for key, title, colour, off, half in STYLES:
-            if not data[key]:
-                continue
-            for lo, hi, lane in data[key]:
-                f.write("%d %d %d\n" % (lo, hi, lane))
-            f.write("\n\n")
-            plots.append("%s index %d using (($1+$2)/2):($3+%g):1:2:($3+%g):($3+%g) with boxxyerror "
-                         "fs solid 0.9 noborder lc rgb '%s' title %s" % (
-                             gp_str(dat), block, off, off - half, off + half, colour, gp_str(title)))
-            block += 1
+    plots = write_series(os.path.join(report, stem + ".dat"), series(recs, axis, reach_bytes, aperture), True)
+    # The swiotlb pool and the GART aperture: (lo, hi, colour, label)
+    bands = []
+    pool = boot.get("swiotlb_pool")
+    if pool:
+        bands.append((pool["start"], pool["end"], POOL_COLOUR, "#54278f",
+                      "swiotlb pool (%d MiB)" % ((pool["end"] - pool["start"]) >> 20)))
+    if aperture:
+        bands.append((aperture["start"], aperture["end"], APERTURE_COLOUR, "#8c510a",
+                      "GART aperture (%d MiB)" % ((aperture["end"] - aperture["start"]) >> 20)))
+    # An inset for a band too narrow to see on the whole axis
+    narrow = [b for b in bands if axis.fwd(b[1]) - axis.fwd(b[0]) < INSET_SHARE * axis.fwd(top)]
+    inset = None
+    if narrow:
+        lo, hi = min(b[0] for b in narrow), max(b[1] for b in narrow)
+        pad = max((hi - lo) // 4, 1 << 20)
+        inset = Inset(max(0, lo - pad), min(top, hi + pad))
+        inset_plots = write_series(os.path.join(report, stem + "-inset.dat"),
+                                   series(recs, inset, reach_bytes, aperture), False)
     n = len(recs)
-    term, out = terminal(1200, 230 + 70 * n, stem)
+    main_h = 230 + 70 * n
+    inset_h = 110 + 45 * n if inset else 0
+    term, out = terminal(1200, main_h + inset_h, stem)
     for old in (stem + ".png", stem + ".svg"):
         if os.path.exists(os.path.join(report, old)):
             os.remove(os.path.join(report, old))
@@ -210,6 +243,9 @@ def draw_boot(name, boot, recs, report):
     gp = [
         "set terminal %s" % term,
         "set output %s" % gp_str(os.path.join(report, out)),
+        "set multiplot",
+        "set origin 0,%r" % (inset_h / float(main_h + inset_h)),
+        "set size 1,%r" % (main_h / float(main_h + inset_h)),
         "set title %s" % gp_lines(
             "boot %s: where each scenario's buffers and ring were" % name,
             "-M %s -m %s%s" % (boot.get("machine"), boot.get("mem"), "; " + args if args else ""),
@@ -243,14 +279,14 @@ def draw_boot(name, boot, recs, report):
     # The change of scale
     gp.append("set arrow from %d, graph 0 to %d, graph 1 nohead lw 1 dt 3 lc rgb '#555555' back" % (
         ZOOM_END, ZOOM_END))
-    pool = boot.get("swiotlb_pool")
-    if pool:
+    for blo, bhi, colour, text, label in bands:
         k += 1
-        lo, hi = axis.box(pool["start"], pool["end"])
-        gp.append("set object %d rect from %d, graph 0 to %d, graph 1 fc rgb '#9e9ac8' fs solid 0.6 noborder behind" % (
-            k, lo, hi))
-        gp.append("set label %s at %d, graph 0.03 left rotate by 90 offset -0.4,0 font ',8' tc rgb '#54278f' front" % (
-            gp_str("swiotlb pool (%d MiB)" % ((pool["end"] - pool["start"]) >> 20)), pool["start"]))
+        lo, hi = axis.box(blo, bhi)
+        gp.append("set object %d rect from %d, graph 0 to %d, graph 1 fc rgb '%s' fs solid 0.6 noborder behind" % (
+            k, lo, hi, colour))
+        gp.append("set label %s at %d, graph 0.03 left rotate by 90 offset -0.4,0 font ',8' tc rgb '%s' front" % (
+            gp_str(label + (" (inset below)" if inset and (blo, bhi) in [(b[0], b[1]) for b in narrow] else "")),
+            blo, text))
     reach = {dev.get("dma_bits"), dev.get("ring_bits")}
     for bits in (31, 32):
         heavy = bits in reach
@@ -260,11 +296,60 @@ def draw_boot(name, boot, recs, report):
         gp.append("set label %s at %d, graph 0.94 right offset -0.3,0 font ',8' tc rgb '%s' front" % (
             gp_str("%d GiB%s" % (1 << (bits - 30), ": device reach" if heavy else "")), 1 << bits, colour))
     gp.append("plot " + ", ".join(plots) if plots else "plot NaN notitle")
+    if inset:
+        gp += inset_commands(inset, narrow, recs, inset_plots, main_h, inset_h)
+    gp.append("unset multiplot")
     res = subprocess.run(["gnuplot"], input="\n".join(gp) + "\n", capture_output=True, text=True)
     if res.returncode != 0 or not os.path.exists(os.path.join(report, out)):
         lines = res.stderr.strip().splitlines()
         return None, "gnuplot failed: " + lines[-1] if lines else "gnuplot failed"
     return out, None
+
+
+def write_series(dat, data, titled):
+    """Write the runs of each series to DAT, one block per series; the
+    gnuplot plot clauses that draw them (with legend titles if TITLED)."""
+    plots, block = [], 0
+    with open(dat, "w") as f:
+        f.write("# x_lo x_hi lane, one block per series: %s\n" % ", ".join(
+            k for k, *_ in STYLES if data[k]))
+        for key, title, colour, off, half in STYLES:
+            if not data[key]:
+                continue
+            for lo, hi, lane in data[key]:
+                f.write("%d %d %d\n" % (lo, hi, lane))
+            f.write("\n\n")
+            plots.append("%s index %d using (($1+$2)/2):($3+%g):1:2:($3+%g):($3+%g) with boxxyerror "
+                         "fs solid 0.9 noborder lc rgb '%s' %s" % (
+                             gp_str(dat), block, off, off - half, off + half, colour,
+                             "title %s" % gp_str(title) if titled else "notitle"))
+            block += 1
+    return plots
+
+
+def inset_commands(inset, narrow, recs, plots, main_h, inset_h):
+    """gnuplot commands for the inset under the main figure: [inset.lo,
+    inset.hi) to scale, the narrow bands in it, the same lanes."""
+    n = len(recs)
+    span = inset.hi - inset.lo
+    step = max(1 << 20, (span // 6) >> 20 << 20)
+    tics = ", ".join("'%s' %d" % ("%dM" % (x >> 20), x)
+                     for x in range((inset.lo + step - 1) // step * step, inset.hi + 1, step))
+    gp = ["unset object", "unset label", "unset arrow", "unset nonlinear x", "set origin 0,0",
+          "set size 1,%r" % (inset_h / float(main_h + inset_h)),
+          "set title %s" % gp_str("inset: %s, to scale" % ", ".join(b[4] for b in narrow)),
+          "set xrange [%d:%d]" % (inset.lo, inset.hi),
+          "set xtics (%s) nomirror font ',9'" % tics,
+          "set xlabel 'physical address, MiB'", "set tmargin 2", "set bmargin 3", "unset key",
+          "set ytics (%s) nomirror font ',8'" % ", ".join(
+              "%s %d" % (gp_str(r["name"]), n - 1 - i) for i, r in enumerate(recs))]
+    for k, (lo, hi, colour, text, label) in enumerate(narrow, 1):
+        gp.append("set object %d rect from %d, graph 0 to %d, graph 1 fc rgb '%s' fs solid 0.6 noborder behind" % (
+            k, lo, hi, colour))
+        gp.append("set label %d %s at %d, graph 0.9 left offset 0.4,0 font ',8' tc rgb '%s' front" % (
+            k, gp_str(label), lo, text))
+    gp.append("plot " + ", ".join(plots) if plots else "plot NaN notitle")
+    return gp
 
 
 def draw(results, report):

@@ -14,7 +14,7 @@ and judge refuses a manifest of another version.
 """
 from typing import Any, Dict, List, Optional, Tuple, TypedDict
 
-SCHEMA = 2
+SCHEMA = 3
 
 
 # --- raw/manifest.json (collect) ---------------------------------------------
@@ -48,6 +48,7 @@ class BootSpec(TypedDict):
     devices: int
     prepare: str
     repeats: int
+    gart: int                       # the K8 GART's aperture in MiB (run-guest --gart-aperture); 0: none
     timeout: int                    # run-guest --timeout, seconds
     sweep: Dict[str, str]           # strategy -> series label ({} when not swept here)
     runs: List[BootRun]
@@ -171,6 +172,7 @@ class Record(TypedDict, total=False):
     coherent_held: Optional[int]
     cpu_ns: Optional[int]
     devices: int
+    gart: int                       # the boot's GART aperture in MiB; 0: no GART
     buffers_verified: Optional[int]
     alias_canary_errors: Optional[int]
     alias_high: Optional[int]
@@ -195,6 +197,10 @@ class Record(TypedDict, total=False):
     swiotlb_coherent_bytes: Optional[int]
     swiotlb_coherent_full: Optional[int]
     coherent_would_panic: Optional[int]
+    gart_used: Optional[int]                # the GART's, in aperture pages; null without the GART
+    gart_used_hiwater: Optional[int]
+    gart_full: Optional[int]
+    gart_coherent: Optional[int]
     # where the device's memory and the buffers lay
     device_runs: Optional[List[AddressRun]]
     runs: Optional[List[AddressRun]]
@@ -236,6 +242,7 @@ class BootInfo(TypedDict, total=False):
     ram: Optional[List[Dict[str, int]]]
     vmstat: Optional[Dict[str, int]]
     vmstat_pressed: Optional[Dict[str, int]]
+    gart: Optional[Dict[str, Any]]          # start, end, iommu_mb, in_use, aperture_pages; None: no GART
 
 
 class BootResult(TypedDict):
@@ -253,6 +260,8 @@ class BootResult(TypedDict):
     iommu_groups: Optional[int]
     page_alloc_shuffle: Optional[bool]
     swiotlb_pool: Optional[Dict[str, int]]
+    gart: int                               # the aperture asked for, MiB (0: no GART)
+    gart_aperture: Optional[Dict[str, Any]] # what the kernel took: start, end, iommu_mb, in_use, aperture_pages
     vmstat_during_prepare: Optional[Dict[str, int]]
     prepare: Optional[str]
     prepare_output: Optional[Dict[str, Any]]

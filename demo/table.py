@@ -18,6 +18,7 @@ GIB4 = 1 << 32
 ZONE_DMA_BITS = 24
 SWIOTLB = "/sys/kernel/debug/swiotlb/"
 DMA_DIRECT = "/sys/kernel/debug/dma_direct/"
+GART = "/sys/kernel/debug/gart/"
 
 # The kernel counters (from kernel-patches/) dma32ctl reads right before
 # and right after each request. LEVELS are reported as they stand after the
@@ -39,19 +40,36 @@ COUNTERS = {
     # Refusals of dma_coherent_model=2.6.14's pool step that 2.6.14 would
     # have met with a panic (kernel-patches/: see ex_model_pool_full)
     "coherent_would_panic": DMA_DIRECT + "coherent_2614_would_panic",
+    # The K8 GART's aperture (kernel-patches: "x86/gart: count aperture
+    # pages in use, refusals and coherent holdings"), on a boot with the
+    # northbridge (Boot.gart); swiotlb is off there, so its counters are
+    # null, as these are on every other boot. In aperture pages (4 KiB).
+    "gart_used": GART + "aperture_used",                   # mapped now
+    "gart_used_hiwater": GART + "aperture_used_hiwater",   # the most mapped at once since boot
+    "gart_full": GART + "aperture_full",                   # mappings refused: no aperture space
+    "gart_coherent": GART + "aperture_coherent",           # held by coherent buffers (2.6.14 model)
 }
-LEVELS = {"swiotlb_used", "swiotlb_used_hiwater", "swiotlb_coherent_held", "swiotlb_coherent_bytes"}
+LEVELS = {"swiotlb_used", "swiotlb_used_hiwater", "swiotlb_coherent_held", "swiotlb_coherent_bytes",
+          "gart_used", "gart_used_hiwater", "gart_coherent"}
+# dma32ctl reads at most 32 counter files (its MAX_COUNTERS); the
+# aperture's size is a boot constant, read once per boot (collect.py).
+assert len(COUNTERS) <= 32
 
 # "Before" is always 2.6.14's model: no ZONE_DMA32 and 2.6.14's coherent
-# allocator (kernel-patches 0006). dma32=off alone is today's allocator
-# without the zone, which 2.6.14 never was; rows say which they are.
+# allocator (kernel-patches: "dma-direct: add dma_coherent_model=2.6.14").
+# dma32=off alone is today's allocator without the zone, which 2.6.14
+# never was; rows say which they are.
 BEFORE = "dma32=off dma_coherent_model=2.6.14"
 NOZONE = "dma32=off"
 SETTINGS = {BEFORE: "the 2.6.14 model (dma32=off dma_coherent_model=2.6.14)",
             NOZONE: "today's allocator without the zone (dma32=off)",
             "dma32=2G": "a 2 GiB zone (dma32=2G)",
             "swiotlb_bottom_up": "the swiotlb pool placed low, as 2.6.14's swiotlb_init() placed it"
-                                 " (swiotlb_bottom_up)"}
+                                 " (swiotlb_bottom_up)",
+            "gart": "the GART aperture's size, 32 against 64 MiB (run-guest --gart-aperture)"}
+# Settings that are a Boot field rather than kernel arguments: the pair's
+# kernel arguments must then be the same.
+BOOT_FIELD_SETTINGS = {"gart"}
 
 
 @dataclass(frozen=True)
@@ -72,6 +90,10 @@ class Boot:
     prepare: str = ""
     # Guest kernel (run-guest --kernel-version); "" is the demo's, KERNEL
     kernel: str = ""
+    # A K8 northbridge with its GART IOMMU, the aperture in MiB (run-guest
+    # --gart-aperture MIB: 32, 64, ...); 0: none. Linux's own GART driver
+    # takes the aperture from RAM below 4 GiB and turns swiotlb off.
+    gart: int = 0
     # Boots of this configuration: a boot whose outcome depends on a random
     # draw (page_alloc.shuffle=1) is repeated, its rows give the median
     # with min and max beside it
@@ -109,6 +131,13 @@ MANY = pressure(3900, False, "insmod /lib/modules/dma32demo.ko ctrl_buffers=24 c
 # 64 MiB pool, so "after" fits whatever the overlap; before and after run
 # the same load.
 MANY_COUNT = 4
+# The GART rows' streaming load, on the same eight aged devices: 7 x 1 MiB
+# per device. With the zone the control buffers hold no aperture page, so
+# 8 x 7 MiB = 56 MiB fit the empty 64 MiB aperture whatever the overlap;
+# under the 2.6.14 model the control buffers leave about 18 MiB of it, so
+# three of the eight requests at once are refused (with MANY_COUNT it took
+# five: a row that showed the shortage only when most requests overlapped).
+GART_COUNT = 7
 
 # page_alloc.shuffle=1 (CONFIG_SHUFFLE_PAGE_ALLOCATOR) randomises the free
 # lists at boot: a freshly booted buddy allocator hands out each zone from
@@ -160,12 +189,25 @@ BOOTS = [
     # buffers for as long as it is bound (as a NIC holds its rings), with
     # the swiotlb pool at its default 64 MiB, the size 2.6.14's
     # swiotlb_init() gave it too. "before": 2.6.14's way of finding coherent
-    # memory (kernel-patches 0006) with no ZONE_DMA32; "after": today.
+    # memory (kernel-patches: dma_coherent_model=2.6.14) with no
+    # ZONE_DMA32; "after": today.
     Boot("many-before", "q35", "6G", "dma32=off dma_coherent_model=2.6.14 dma32demo.noload",
          devices=MANY_DEVICES, prepare=MANY),
     Boot("many-after", "q35", "6G", "dma32demo.noload", devices=MANY_DEVICES, prepare=MANY),
     Boot("many-iommu", "q35", "6G", "intel_iommu=on dma32demo.noload", qemu_args="-device intel-iommu,intremap=off",
          devices=MANY_DEVICES, prepare=MANY),
+    # The 2005 AMD machine: the same eight devices behind a K8 GART with
+    # a 64 MiB aperture (iommu=memaper=1), the 2.6.14 model against today,
+    # and the 2.6.14 model with a 32 MiB aperture (iommu=memaper=0). The
+    # GART replaces swiotlb: a device's page above its reach is remapped
+    # through the aperture (no copy), and under the 2.6.14 model its
+    # coherent buffers above 4 GiB hold aperture pages while it is bound.
+    Boot("gart-before", "q35", "6G", "dma32=off dma_coherent_model=2.6.14 dma32demo.noload",
+         devices=MANY_DEVICES, prepare=MANY, gart=64),
+    Boot("gart-after", "q35", "6G", "dma32demo.noload", devices=MANY_DEVICES, prepare=MANY, gart=64,
+         sweep={"streaming": "streaming via GART"}),
+    Boot("gart32-before", "q35", "6G", "dma32=off dma_coherent_model=2.6.14 dma32demo.noload",
+         devices=MANY_DEVICES, prepare=MANY, gart=32),
     Boot("pressure", "q35", "6G", "", prepare=PRESSURE),
     Boot("pressure-nodma32", "q35", "6G", "dma32=off", prepare=PRESSURE),
     # 2005 hardware with 32 address lines wrote a higher address at its
@@ -190,6 +232,7 @@ SERIES = {
     "streaming-dma32": "streaming-dma32 (direct)",
     "user": "user pages (>4G: bounced)",
     "streaming via IOMMU": "streaming via IOMMU (no bounce)",
+    "streaming via GART": "streaming via the K8 GART (remapped, no copy)",
 }
 for _b in BOOTS:
     assert set(_b.sweep.values()) <= set(SERIES), _b.name
@@ -377,9 +420,12 @@ def refused_by(rec):
     itself said no (io_tlb_full, _too_big or _align_fail rose), "driver"
     when the driver's own pre-check refused (the pool lies beyond the
     device's mask, so no bounce slot could ever be reached; swiotlb is
-    never asked), None when nothing was refused or the counters are missing."""
+    never asked), "gart" when the GART's aperture was full (aperture_full
+    rose; there is no swiotlb on a GART boot), None when nothing was refused or the counters are missing."""
     if not rec.get("swiotlb_map_failures"):
         return None
+    if gart(rec):
+        return "gart" if rec.get("gart_full") else None
     pool = [rec.get(k) for k in ("swiotlb_full", "swiotlb_too_big", "swiotlb_align_fail")]
     if None in pool:
         return None
@@ -540,6 +586,97 @@ def ex_many_after(rec, info):
         fmt(rec["swiotlb_map_failures"]))
 
 
+def gart(rec):
+    """A row on a boot with the K8 GART (its aperture in MiB, else 0)."""
+    return rec.get("gart") or 0
+
+
+def gart_aperture(info):
+    """The boot's aperture as the kernel took it (judge.parse_gart): start,
+    end, iommu_mb, in_use, aperture_pages; {} without the GART."""
+    return (info or {}).get("gart") or {}
+
+
+def pages_remapped(rec, info):
+    """Buffer pages above 4 GiB whose DMA address lies in the aperture
+    (remapped by the GART, not copied); None without runs or aperture."""
+    ap = gart_aperture(info)
+    if "start" not in ap or rec.get("runs") is None:
+        return None
+    return sum(x["pages"] for x in rec["runs"] if x["phys"] is not None and x["phys"] >= GIB4
+               and x["dma"] is not None and ap["start"] <= x["dma"] and x["dma"] + x["pages"] * 4096 <= ap["end"])
+
+
+def _gart_common(rec, info):
+    """What every GART row needs: the kernel's GART driver in use, its
+    counters present, swiotlb gone (its counters null, not 0), nothing
+    bounced by the driver's count. (ok, words)"""
+    ap = gart_aperture(info)
+    ok = (bool(ap.get("in_use")) and rec.get("gart_coherent") is not None and rec.get("gart_full") is not None
+          and rec.get("swiotlb_bounced") is None and (rec.get("driver_bounced") or 0) == 0)
+    return ok, "%s MiB aperture (%s pages), swiotlb %s, driver bounced %s" % (
+        fmt(gart(rec)), fmt(ap.get("aperture_pages")),
+        "absent" if rec.get("swiotlb_bounced") is None else "present", fmt(rec.get("driver_bounced")))
+
+
+def ex_gart_before(rec, info):
+    """The 2.6.14 model on a K8 GART machine with low memory taken: every
+    control buffer that is no ordinary page below 4 GiB is remapped
+    through the aperture and holds its pages while the device is bound
+    (2.6.14's pci-gart.c dma_alloc_coherent), so streaming from all eight
+    at once finds the aperture short. Expected: the GART in use and
+    swiotlb gone, aperture pages held by coherent memory (gart_coherent
+    > 0, no more than the aperture has), at least one mapping refused for
+    lack of aperture space (gart_full > 0), every device that failed
+    failed with ENOMEM, nothing bounced. Fails if nothing is held (the
+    model or the aging is broken), nothing was refused (the aperture was
+    not short), a device failed otherwise, or swiotlb is there."""
+    base, txt = _gart_common(rec, info)
+    per = rec["per_device"]
+    failed = [p for p in per if not p["ok"]]
+    held, full = rec.get("gart_coherent") or 0, rec.get("gart_full") or 0
+    pages = gart_aperture(info).get("aperture_pages")
+    ok = (base and held > 0 and pages is not None and held <= pages and full > 0
+          and all(p["errno"] == "ENOMEM" for p in failed))
+    return ok, ("%s; %d of %s devices bound, their coherent memory held %s of %s aperture pages (%.1f MiB);"
+                " streaming at once: %s mappings refused for lack of aperture space, %d of %d devices failed (%s)" % (
+                    txt, len(per), rec["devices"], held, fmt(pages), held * 4096 / 1048576.0, fmt(rec.get("gart_full")),
+                    len(failed), len(per), ", ".join(sorted({p["errno"] or "-" for p in failed})) or "none"))
+
+
+def ex_gart_small(rec, info):
+    """The same with a 32 MiB aperture: the eight devices' 48 MiB of
+    control buffers cannot all be remapped, so some devices do not bind
+    at all. Expected: the GART in use, fewer devices bound than the boot
+    has, the bound ones' coherent memory holding aperture pages, the
+    streaming refused for lack of space (gart_full > 0), failures ENOMEM.
+    Fails if every device bound (the aperture was not 32 MiB, or the
+    coherent memory did not go through it), nothing is held or refused."""
+    base, txt = _gart_common(rec, info)
+    ok, txt2 = ex_gart_before(rec, info)
+    return ok and base and len(rec["per_device"]) < rec["devices"], txt2
+
+
+def ex_gart_after(rec, info):
+    """The same eight devices and load on the GART machine with the zone:
+    the control buffers come from ZONE_DMA32 and hold no aperture page;
+    streaming pages above 4 GiB are remapped through the aperture, no
+    copy. Expected: the GART in use and swiotlb gone, gart_coherent 0,
+    gart_full 0, every device worked, pages above 4 GiB and each one's
+    DMA address inside the aperture, 0 bounced. Fails on an aperture page
+    held by coherent memory, a refusal, a failed device, a page above
+    4 GiB handed over outside the aperture, or a bounce."""
+    base, txt = _gart_common(rec, info)
+    per = rec["per_device"]
+    above, remapped = rec["pages_above_4g"] or 0, pages_remapped(rec, info)
+    ok = (base and rec["ok"] and len(per) == rec["devices"] and rec.get("gart_coherent") == 0
+          and rec.get("gart_full") == 0 and above > 0 and remapped == above)
+    return ok, ("%s; %d of %s devices worked; coherent memory held %s aperture pages, %s mappings refused;"
+                " %s of %s pages above 4 GiB remapped through the aperture" % (
+                    txt, sum(1 for p in per if p["ok"]), rec["devices"], fmt(rec.get("gart_coherent")),
+                    fmt(rec.get("gart_full")), fmt(remapped), above))
+
+
 def blocks_at_least(info, zone_name, order):
     """Free blocks of ORDER or more in a zone under pressure, in units of ORDER."""
     counts = ((info or {}).get("buddyinfo_pressed") or {}).get(zone_name)
@@ -689,6 +826,17 @@ SCENARIOS = [
     Scenario("many-iommu-streaming", "many-iommu", "streaming", "fill", M, 8, True,
              "8 devices behind the IOMMU: 0 coherent bytes in the pool, 0 bounces", ex_many_after,
              all_devices=True),
+    Scenario("gart-before-streaming", "gart-before", "streaming", "fill", M, GART_COUNT, True,
+             "8 devices on a K8 GART machine (64 MiB aperture), the 2.6.14 model: control buffers hold aperture"
+             " pages; streaming from all at once is refused for lack of aperture space (ENOMEM)",
+             ex_gart_before, all_devices=True),
+    Scenario("gart-after-streaming", "gart-after", "streaming", "fill", M, GART_COUNT, True,
+             "8 devices on a K8 GART machine (64 MiB aperture), with the zone, the same load: 0 aperture pages"
+             " held by coherent memory, every device works, pages above 4 GiB remapped, 0 refused",
+             ex_gart_after, all_devices=True),
+    Scenario("gart32-before-streaming", "gart32-before", "streaming", "fill", M, GART_COUNT, True,
+             "the same as gart-before with a 32 MiB aperture: not every device binds; the rest hold aperture"
+             " pages and are refused", ex_gart_small, all_devices=True),
     Scenario("pressure-coherent-64M", "pressure", "coherent", "fill", M, 64, False,
              "aged and fragmented: 64 MiB of coherent memory gets what the free 1 MiB blocks allow",
              ex_pressure_coherent),
@@ -768,7 +916,7 @@ def _def_bounced(rec):
 
 def _def_mappings(rec):
     m, a = _both(rec, "mappings", "mappings_above_4g")
-    if m is None or iommu(rec) or m >= a:
+    if m is None or iommu(rec) or gart(rec) or m >= a:
         return None
     return "%s mappings above 4 GiB of %s mappings" % (a, m)
 
@@ -834,7 +982,7 @@ def _def_mbps(rec):
 
 def _def_refused(rec):
     by, n = refused_by(rec), rec.get("swiotlb_map_failures")
-    if n and rec.get("swiotlb_full") is not None and by is None:
+    if n and rec.get("gart_full" if gart(rec) else "swiotlb_full") is not None and by is None:
         return "%s mappings refused by nobody" % n
     return None
 
@@ -844,9 +992,11 @@ DEFINITIONS = [
      " delta counts every mapping swiotlb bounced; the driver counts the mappings it got whose DMA address lies"
      " in the pool. They differ only by segments of a dma_map_sg() that swiotlb refused part-way: it bounced"
      " the first ones, then undid them, and the driver never got them (it counts those maps' segments,"
-     " map_failed_segments, an upper bound)", _def_bounced),
+     " map_failed_segments, an upper bound). On a K8 GART boot there is no swiotlb: its counters are null"
+     " (n/a), not 0, and nothing is compared", _def_bounced),
     ("mappings >= mappings >4G", "without an IOMMU each DMA segment is one CPU segment, so the mappings above"
-     " 4 GiB are some of the mappings (behind an IOMMU segments merge after the count: not compared)",
+     " 4 GiB are some of the mappings (behind an IOMMU, VT-d or the K8 GART, segments merge after the count:"
+     " not compared)",
      _def_mappings),
     ("pages >4G <= pages", "pages >4G are buffer pages above 4 GiB, some of the request's pages (a bounced"
      " mapping can hold many pages: pages are not mappings)", _def_pages),
@@ -862,8 +1012,9 @@ DEFINITIONS = [
     ("median", "a row whose boot ran several times shows the median over its boots of each figure, between"
      " min and max", _def_median),
     ("MB/s", "bytes over the request's whole time (allocate, map, DMA, unmap, verify, free)", _def_mbps),
-    ("map refused", "streaming mappings refused, by swiotlb (io_tlb_full, _too_big or _align_fail rose) or"
-     " by the driver's pre-check (the pool lies beyond the mask: swiotlb never asked)", _def_refused),
+    ("map refused", "streaming mappings refused, by swiotlb (io_tlb_full, _too_big or _align_fail rose),"
+     " by the driver's pre-check (the pool lies beyond the mask: swiotlb never asked), or on a K8 GART boot"
+     " by the GART for lack of aperture space (gart/aperture_full rose)", _def_refused),
 ]
 
 
@@ -897,6 +1048,8 @@ PAIRS = [
     ("many-before-streaming", "many-after-streaming", BEFORE),
     ("bits31-coherent", "bits31-dma32-2G-coherent", "dma32=2G"),
     ("bits31-swiotlb-streaming", "bits31-swiotlb-low-streaming", "swiotlb_bottom_up"),
+    ("gart-before-streaming", "gart-after-streaming", BEFORE),
+    ("gart32-before-streaming", "gart-before-streaming", "gart"),
 ]
 
 
@@ -907,8 +1060,14 @@ def pair_differences(before, after, setting):
     out = ["%s: %r against %r" % (f, getattr(sb, f), getattr(sa, f))
            for f in ("strategy", "op", "size", "count", "verify", "all_devices") if getattr(sb, f) != getattr(sa, f)]
     out += ["%s: %r against %r" % (f, getattr(bb, f), getattr(ba, f))
-            for f in ("machine", "mem", "device_props", "qemu_args", "devices", "prepare", "kernel")
-            if getattr(bb, f) != getattr(ba, f)]
+            for f in ("machine", "mem", "device_props", "qemu_args", "devices", "prepare", "kernel", "gart")
+            if getattr(bb, f) != getattr(ba, f) and f != setting]
+    if setting in BOOT_FIELD_SETTINGS:
+        if getattr(bb, setting) == getattr(ba, setting):
+            out.append("%s: the same, %r, in both" % (setting, getattr(bb, setting)))
+        if bb.kernel_args != ba.kernel_args:
+            out.append("kernel arguments differ: %r against %r" % (bb.kernel_args, ba.kernel_args))
+        return out
     extra = set(bb.kernel_args.split()) ^ set(ba.kernel_args.split())
     if extra != set(setting.split()):
         out.append("kernel arguments differ by %s, not by %s alone" % (" ".join(sorted(extra)), setting))
@@ -1080,6 +1239,41 @@ def claim_many(rec, infos, best):
     return txt
 
 
+def claim_gart(rec, infos, best):
+    """The K8 GART rows: aperture pages held by coherent memory and the
+    refusals under the 2.6.14 model, a 32 MiB aperture, the zone, and the
+    sweep's GART line beside the direct and bounced ones."""
+    bf, af, sm = rec.get("gart-before-streaming"), rec.get("gart-after-streaming"), rec.get("gart32-before-streaming")
+    if not (_ok(bf) and _ok(af)):
+        return None
+
+    def pages(name):
+        return gart_aperture(infos.get(name)).get("aperture_pages")
+
+    def failed(r):
+        return sum(1 for p in r["per_device"] if not p["ok"])
+    txt = ("a K8 GART machine (Linux's own GART driver, no swiotlb), %d devices each holding 24 x 256 KiB of"
+           " control buffers, 2 GiB taken: under the 2.6.14 model their coherent memory held %s of the %s pages"
+           " (%.1f MiB) of a %d MiB aperture, and streaming %d x 1 MiB from all at once had %s mappings refused"
+           " for lack of aperture space (%d of %d devices ENOMEM) (`gart-before-streaming`); with the zone %s"
+           " aperture pages held, %s refused, %d of %d devices worked with %s pages above 4 GiB remapped, not"
+           " copied (`gart-after-streaming`)" % (
+               bf["devices"], fmt(bf["gart_coherent"]), fmt(pages("gart-before")),
+               (bf["gart_coherent"] or 0) * 4096 / 1048576.0, gart(bf), bf["count"], fmt(bf["gart_full"]),
+               failed(bf), len(bf["per_device"]), fmt(af["gart_coherent"]), fmt(af["gart_full"]),
+               len(af["per_device"]) - failed(af), af["devices"], fmt(af["pages_above_4g"])))
+    if _ok(sm):
+        txt += ("; with a %d MiB aperture only %d of %d devices could bind, their coherent memory holding %s of"
+                " %s aperture pages, and %s mappings were refused (`gart32-before-streaming`)" % (
+                    gart(sm), len(sm["per_device"]), sm["devices"], fmt(sm["gart_coherent"]),
+                    fmt(pages("gart32-before")), fmt(sm["gart_full"])))
+    g = best.get("streaming via GART", {}).get(1 << 20)
+    if g and ratio(best, "streaming-dma32", "streaming") is not None:
+        txt += ("; at 1 MiB streaming through the GART ran at %.0f MB/s, direct %.0f, bounced %.0f (the sweep)" % (
+            g, best["streaming-dma32"][1 << 20], best["streaming"][1 << 20]))
+    return txt
+
+
 def claim_pressure(rec, infos, best):
     pc = rec.get("pressure-coherent-64M")
     info = infos.get("pressure")
@@ -1144,6 +1338,9 @@ CLAIMS = [
     ("\"They tended to allocate memory in the 16MB GFP_DMA or the IOMMU/swiotlb then using"
      " pci_alloc_consistent, but that can tie up a lot of precious 16MB GFPDMA/IOMMU/swiotlb memory ..."
      " especially if you have many devices\" (the patch)", claim_many),
+    ("\"IOMMU space can also be scarce\" (LWN, \"ZONE_DMA32\", Jonathan Corbet, 20 September 2005); \"even on"
+     " AMD systems the IOMMU tends to be quite small\" (the patch, \"[1/3] Add 4GB DMA32 zone\", Andi Kleen,"
+     " 11 September 2005)", claim_gart),
     ("(what 2005 hardware did beyond its address lines) a device with 32 lines given a higher address",
      claim_truncation),
     ("(zone protection; balancing between zones is not shown: no swap and no page cache here)"

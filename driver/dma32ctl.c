@@ -193,7 +193,7 @@ static int cmd_reset(void)
  * belongs to this request alone. A file that is missing or holds no
  * number reads as "not there": null in the JSON, never 0.
  */
-#define MAX_COUNTERS 16
+#define MAX_COUNTERS 32
 
 struct counter {
 	const char *path;

@@ -22,7 +22,8 @@ GOLDEN = os.path.join(TOP, "demo", "tests", "fixtures", "golden.json")
 # What a row is pinned by, besides its verdict.
 KEY_FIGURES = ("guest_ok", "ok", "errno", "repeats", "swiotlb_bounced", "driver_bounced", "mappings",
                "mappings_above_4g", "pages", "pages_above_4g", "zone_dma_pages_used", "zone_dma_fallbacks",
-               "buffers", "device_faults", "coherent_swiotlb_bytes", "swiotlb_map_failures", "alias_canary_errors")
+               "buffers", "device_faults", "coherent_swiotlb_bytes", "swiotlb_map_failures", "alias_canary_errors",
+               "gart_coherent", "gart_full")
 
 
 def numbers(text: str) -> List[str]:

@@ -165,6 +165,56 @@ def pool_untouched(rec, info):
     rec["coherent_swiotlb_bytes"] = 0
 
 
+def fails_otherwise(rec, info):
+    failed = [p for p in rec["per_device"] if not p["ok"]] or rec["per_device"][:1]
+    failed[0].update(ok=False, errno="EIO")
+
+
+def no_aperture_held(rec, info):
+    rec["gart_coherent"] = 0
+
+
+def aperture_held(rec, info):
+    rec["gart_coherent"] = 512
+
+
+def nothing_refused(rec, info):
+    rec["gart_full"] = 0
+
+
+def refused_once(rec, info):
+    rec["gart_full"] = 1
+
+
+def swiotlb_present(rec, info):
+    """A boot where swiotlb stayed on: its counters read (0), not absent."""
+    rec["swiotlb_bounced"] = 0
+
+
+def gart_counters_missing(rec, info):
+    rec["gart_coherent"] = rec["gart_full"] = None
+
+
+def gart_not_in_use(rec, info):
+    info["gart_aperture"] = dict(info["gart_aperture"], in_use=False)
+
+
+def high_page_outside_aperture(rec, info):
+    """A page above 4 GiB handed to the device at its own address, not remapped."""
+    for x in rec["runs"]:
+        if x["phys"] >= 4 * GIB:
+            x["dma"] = x["phys"]
+            break
+
+
+def driver_bounced(rec, info):
+    rec["driver_bounced"] = 3
+
+
+def every_device_bound(rec, info):
+    rec["per_device"] = [dict(rec["per_device"][0], device="/dev/dma32demo%d" % i) for i in range(rec["devices"])]
+
+
 CASES = [
     ("dma32-coherent", "a bounce where the zone should make none", bounce_where_none),
     ("dma32-coherent", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
@@ -203,6 +253,21 @@ CASES = [
     ("many-after-streaming-dma32", "control buffers in the pool with the zone", coherent_in_pool),
     ("many-after-streaming-dma32", "a device that failed", device_failed),
     ("many-iommu-streaming", "bounces behind the IOMMU", bounced_behind_iommu),
+    ("gart-before-streaming", "no aperture page held by coherent memory", no_aperture_held),
+    ("gart-before-streaming", "no mapping refused for lack of aperture space", nothing_refused),
+    ("gart-before-streaming", "swiotlb still there beside the GART", swiotlb_present),
+    ("gart-before-streaming", "the GART's counters missing", gart_counters_missing),
+    ("gart-before-streaming", "a boot where the kernel did not use the GART", gart_not_in_use),
+    ("gart-before-streaming", "a device failing for another reason than room", fails_otherwise),
+    ("gart-after-streaming", "aperture pages held by coherent memory with the zone", aperture_held),
+    ("gart-after-streaming", "a mapping refused with the zone", refused_once),
+    ("gart-after-streaming", "a page above 4 GiB handed over outside the aperture", high_page_outside_aperture),
+    ("gart-after-streaming", "the GART's counters missing", gart_counters_missing),
+    ("gart-after-streaming", "bounces on a GART machine", driver_bounced),
+    ("gart-after-streaming", "a device that failed", device_failed),
+    ("gart32-before-streaming", "every device bound in a 32 MiB aperture", every_device_bound),
+    ("gart32-before-streaming", "no aperture page held by coherent memory", no_aperture_held),
+    ("gart32-before-streaming", "no mapping refused", nothing_refused),
 ]
 
 
@@ -220,10 +285,6 @@ def as_before_fresh(rec, info):
 def as_many_before(rec, info):
     rec["coherent_swiotlb_bytes"] = 31 << 20
     rec["per_device"][0].update(ok=False, errno="ENOMEM")
-
-
-def fails_otherwise(rec, info):
-    rec["per_device"][0]["errno"] = "EIO"
 
 
 def pool_empty(rec, info):
@@ -289,6 +350,10 @@ def more_high_pages(rec):
     rec["pages_above_4g"] = rec["pages"] + 1
 
 
+def refused_by_nobody_on_gart(rec):
+    rec["gart_full"] = 0
+
+
 DEF_CASES = [
     ("dma32-streaming", "more mappings above 4 GiB than mappings", more_high_mappings),
     ("nodma32-streaming", "a repeated row whose median is not what it shows", median_not_shown),
@@ -299,6 +364,8 @@ DEF_CASES = [
     ("nodma32-coherent", "fallbacks that brought no ZONE_DMA pages", fallbacks_without_pages),
     ("big-streaming", "more pages above 4 GiB than pages", more_high_pages),
     ("bits24-coherent", "a fallback counted for a 24-bit mask", fallback_for_24bit_mask),
+    ("gart-before-streaming", "mappings refused on a GART boot with no aperture refusal counted",
+     refused_by_nobody_on_gart),
 ]
 
 

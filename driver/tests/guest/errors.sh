@@ -43,6 +43,27 @@ rc=$?
 [ $rc = 2 ] && echo "$err" | grep -q "bad --count" || bad="$bad [count ' 2']:rc=$rc"
 [ -z "$bad" ]
 check "dma32ctl: sizes with white space, a sign or an overflowing suffix are usage errors" $? "$bad"
+# --counter: up to 32 files (the demo reads more than 16), the 33rd a usage error
+cdir=$(mktemp -d)
+set --
+i=0
+while [ $i -lt 33 ]; do
+	echo $i >"$cdir/c$i"
+	[ $i -lt 32 ] && set -- "$@" --counter "$cdir/c$i"
+	i=$((i + 1))
+done
+j=$(dma32ctl run --strategy coherent --op fill --size 4K "$@" --json 2>&1)
+rc=$?
+[ $rc = 0 ] && echo "$j" | grep -q "\"$cdir/c0\":{\"before\":0,\"after\":0}" &&
+	echo "$j" | grep -q "\"$cdir/c31\":{\"before\":31,\"after\":31}"
+check "dma32ctl: 32 --counter files are read" $? "rc=$rc: $j"
+err=$(dma32ctl run --strategy coherent --op fill --size 4K "$@" --counter "$cdir/c32" 2>&1 >/dev/null)
+rc=$?
+[ $rc = 2 ] && [ "$(echo "$err" | wc -l)" = 1 ] && echo "$err" | grep -q "at most 32 --counter files"
+check "dma32ctl: a 33rd --counter file is a one-line usage error" $? "rc=$rc: $err"
+set --
+rm -r "$cdir"
+
 bad=
 for v in 4K 4KiB 4096 0x1000 4kB 1M; do
 	dma32ctl run --strategy coherent --op fill --size "$v" --verify >/dev/null 2>&1 || bad="$bad $v"
