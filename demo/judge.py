@@ -172,7 +172,8 @@ def load_boot(raw: str, boot: str, status: Optional[RunStatus], counters: Dict[s
     info = {"zones": {}, "counters_present": [], "iommu_groups": 0, "page_alloc_shuffle": None,
             "cmdline": None, "zone_layout_line": None, "device": None, "swiotlb_pool": None,
             "zones_peak": None, "zones_pressed": None, "buddyinfo_pressed": None, "prepare": None,
-            "ram": None, "vmstat": None, "vmstat_pressed": None, "kernel_release": None, "gart": None}
+            "ram": None, "vmstat": None, "vmstat_pressed": None, "kernel_release": None,
+            "gart_aperture": None}
     runs, sweep, done = {}, [], False
     devruns, snapshots = {}, {}
     for i, (kind, args, lines) in enumerate(sections):
@@ -208,11 +209,11 @@ def load_boot(raw: str, boot: str, status: Optional[RunStatus], counters: Dict[s
             m = re.search(r"\[mem (0x[0-9a-f]+)-(0x[0-9a-f]+)\]", " ".join(lines))
             info["swiotlb_pool"] = {"start": int(m.group(1), 16), "end": int(m.group(2), 16)} if m else None
         elif kind == "file" and args == "dmesg:gart":
-            info["gart"] = parse_gart(lines, info.get("gart"))
+            info["gart_aperture"] = parse_gart(lines, info.get("gart_aperture"))
         elif kind == "file" and args == table.GART + "aperture_pages":
             v = " ".join(lines).strip()
             if v.isdigit():
-                info["gart"] = dict(info.get("gart") or {}, aperture_pages=int(v))
+                info["gart_aperture"] = dict(info.get("gart_aperture") or {}, aperture_pages=int(v))
         elif kind == "file" and args == "dmesg:ZONE_DMA32":
             info["zone_layout_line"] = (lines[0].strip() if lines else "") or None
         elif kind == "ls" and args == "/sys/kernel/iommu_groups":
@@ -526,12 +527,14 @@ def combine(recs: List[Record]) -> Record:
     each other), with "median", "min" and "max" beside it for each REPEATED
     figure, and "per_boot" what each boot showed. The median boot is the
     middle one ordered by pages above 4 GiB, then buffers, then MB/s: for
-    the figure that varies most between boots its figure is the median. As
-    expected only when every boot was."""
+    the figure that varies most between boots its figure is the median. A
+    boot whose guest failed has no figures to order: the median boot is
+    one whose guest ran, and a failed boot is named beside it. As expected
+    only when every boot was."""
     if len(recs) == 1:
         return recs[0]
-    order = sorted(range(len(recs)), key=lambda k: tuple(recs[k].get(f) or 0 for f in
-                                                          ("pages_above_4g", "buffers", "mbps")))
+    ran = [k for k, r in enumerate(recs) if r["guest_ok"]] or list(range(len(recs)))
+    order = sorted(ran, key=lambda k: tuple(recs[k].get(f) or 0 for f in ("pages_above_4g", "buffers", "mbps")))
     mid = order[len(order) // 2]
     rec: Record = dict(recs[mid])  # type: ignore[assignment]
     rec["repeats"] = len(recs)
@@ -758,7 +761,7 @@ def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]
                     "iommu_groups": i.get("iommu_groups"),
                     "page_alloc_shuffle": i.get("page_alloc_shuffle"),
                     "swiotlb_pool": i.get("swiotlb_pool"),
-                    "gart": spec["gart"], "gart_aperture": i.get("gart"),
+                    "gart": spec["gart"], "gart_aperture": i.get("gart_aperture"),
                     "vmstat_during_prepare": vmstat_delta(i.get("vmstat"), i.get("vmstat_pressed")),
                     "prepare": spec["prepare"] or None,
                     "prepare_output": i.get("prepare"),

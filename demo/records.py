@@ -242,7 +242,7 @@ class BootInfo(TypedDict, total=False):
     ram: Optional[List[Dict[str, int]]]
     vmstat: Optional[Dict[str, int]]
     vmstat_pressed: Optional[Dict[str, int]]
-    gart: Optional[Dict[str, Any]]          # start, end, iommu_mb, in_use, aperture_pages; None: no GART
+    gart_aperture: Optional[Dict[str, Any]] # start, end, iommu_mb, in_use, aperture_pages; None: no GART
 
 
 class BootResult(TypedDict):

@@ -594,7 +594,7 @@ def gart(rec):
 def gart_aperture(info):
     """The boot's aperture as the kernel took it (judge.parse_gart): start,
     end, iommu_mb, in_use, aperture_pages; {} without the GART."""
-    return (info or {}).get("gart") or {}
+    return (info or {}).get("gart_aperture") or {}
 
 
 def pages_remapped(rec, info):
