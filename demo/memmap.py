@@ -285,7 +285,9 @@ def draw_boot(name, boot, recs, report):
         gp.append("set object %d rect from %d, graph 0 to %d, graph 1 fc rgb '%s' fs solid 0.6 noborder behind" % (
             k, lo, hi, colour))
         gp.append("set label %s at %d, graph 0.03 left rotate by 90 offset -0.4,0 font ',8' tc rgb '%s' front" % (
-            gp_str(label + (" (inset below)" if inset and (blo, bhi) in [(b[0], b[1]) for b in narrow] else "")),
+            # a narrow band's label says where to look, short enough for the plot's height
+            gp_str(label.split()[0] + " (inset)" if inset and (blo, bhi) in [(b[0], b[1]) for b in narrow]
+                   else label),
             blo, text))
     reach = {dev.get("dma_bits"), dev.get("ring_bits")}
     for bits in (31, 32):
