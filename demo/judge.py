@@ -725,7 +725,7 @@ def check_against(run: RawRun, tbl: Any, env_kernel: Optional[str]) -> None:
 
 
 Judging = Dict[str, Any]   # scenario name -> the live table's Scenario (check, expect, kind)
-ClaimFn = Callable[[Dict[str, Record], Dict[str, Optional[BootInfo]], Dict[str, Dict[int, float]]], Optional[str]]
+ClaimFn = Callable[[Dict[str, Record], Dict[str, Optional[BootInfo]], Dict[str, Dict[int, float]]], Optional[table.ClaimParts]]
 
 
 def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]],
@@ -748,7 +748,8 @@ def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]
     for quote, fn in claims:
         txt = fn(by_name, infos, best)
         if txt is not None:
-            out_claims.append({"id": fn.__name__, "claim": quote, "numbers": txt})
+            out_claims.append({"id": fn.__name__, "claim": quote, "before": txt.before, "after": txt.after,
+                               "caveat": txt.caveat})
     kernel_counters = sorted({c for i in infos.values() if i for c in i.get("counters_present", [])})
     boots: Dict[str, BootResult] = {}
     for b, loaded in firsts.items():

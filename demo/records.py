@@ -277,7 +277,9 @@ class BootResult(TypedDict):
 class Claim(TypedDict):
     id: str                         # the claim function's name in table.CLAIMS
     claim: str
-    numbers: str
+    before: str                     # table.ClaimParts: the 2.6.14 model or no zone
+    after: str                      # with the zone
+    caveat: str
 
 
 class Summary(TypedDict):

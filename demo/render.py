@@ -357,13 +357,22 @@ def memmap_sections(results, figures, only=None):
     return "\n".join(out)
 
 
+CLAIMS_HEADER = ("claim", "before", "after", "caveat", "rows")
+
+
+def claim_rows(results, claim):
+    """The scenarios a claim's cells name."""
+    named = set(re.findall(r"`([a-z0-9@.-]+)`", " ".join(claim[p] for p in ("before", "after", "caveat"))))
+    return sorted(named & {r["name"] for r in results["scenarios"]})
+
+
 def claims_table(results):
-    """The seed's claims as a table: claim | the numbers | rows."""
-    out = ["| claim | what the rows showed | rows |", "|---|---|---|"]
+    """The seed's claims as a table: claim | before | after | caveat | rows."""
+    out = ["| %s |" % " | ".join(CLAIMS_HEADER), "|---" * len(CLAIMS_HEADER) + "|"]
     for c in results["claims"]:
-        rows = sorted(set(re.findall(r"`([a-z0-9@.-]+)`", c["numbers"])) & {r["name"] for r in results["scenarios"]})
-        out.append("| %s | %s | %s |" % (md_escape(c["claim"]), md_escape(c["numbers"]),
-                                         ", ".join("`%s`" % r for r in rows) or "-"))
+        out.append("| %s |" % " | ".join(md_escape(x) for x in (
+            c["claim"], c["before"], c["after"], c["caveat"],
+            ", ".join("`%s`" % r for r in claim_rows(results, c)) or "-")))
     return "\n".join(out)
 
 
@@ -412,7 +421,6 @@ def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None)
         kernels=kernels_section(results),
         plot="![throughput](%s)" % img if img else "(no plot: %s)" % img_err,
         sweep_table="\n".join(sweep),
-        claims="\n".join("* %s: **%s**." % (c["claim"], c["numbers"]) for c in results["claims"]),
         boot_rows="\n".join(boots),
         memmaps=memmap_sections(results, figures or {}, body_maps(results)),
         memmaps_appendix=memmap_sections(results, figures or {},

@@ -11,7 +11,7 @@ needs a new guest configuration), with a check function that returns
 """
 import os
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 GIB4 = 1 << 32
 # x86-64's ZONE_DMA: the 16 MiB an ISA device reaches with its 24 address lines
@@ -1082,32 +1082,50 @@ def _ok(r):
     return r is not None and r["guest_ok"]
 
 
+class ClaimParts(NamedTuple):
+    """What a claim's rows showed, in three cells: before (the 2.6.14 model
+    or no zone), after (with the zone) and the caveat."""
+    before: str
+    after: str
+    caveat: str
+
+
+def context(kind):
+    """The cell of a claim whose rows have no before and after."""
+    return "- (%s row: no before/after)" % kind
+
+
+NOT_RUN = "- (its row did not run)"
+
+
 def claim_scarce(rec, infos, best):
     dma = zone(infos.get("today"), "DMA")
     if dma.get("managed") is None:
         return None
-    txt = "ZONE_DMA manages %d pages (%.1f MiB) of a 6 GiB guest" % (dma["managed"], dma["managed"] * 4096 / 1048576.0)
+    after = "ZONE_DMA manages %d pages (%.1f MiB) of a 6 GiB guest" % (dma["managed"], dma["managed"] * 4096 / 1048576.0)
+    before = NOT_RUN
     nc = rec.get("nodma32-coherent")
     if _ok(nc) and nc["coherent_held"] is not None:
-        txt += ("; under today's allocator without the zone (`dma32=off`; 2.6.14 never took a 32-bit device's"
-                " coherent memory from ZONE_DMA first) a 32-bit driver asking for %d MiB of coherent memory got"
-                " %.1f MiB (`%s`, %s ZONE_DMA pages) (`nodma32-coherent`)" % (
-                    nc["size"] * nc["count"] >> 20, nc["coherent_held"] / 1048576.0, nc["errno"],
-                    nc["zone_dma_pages_used"]))
-    return txt
+        before = ("without the zone (`dma32=off`) a 32-bit driver asking for %d MiB of coherent memory got"
+                  " %.1f MiB (`%s`, %s ZONE_DMA pages) (`nodma32-coherent`)" % (
+                      nc["size"] * nc["count"] >> 20, nc["coherent_held"] / 1048576.0, nc["errno"],
+                      nc["zone_dma_pages_used"]))
+    return ClaimParts(before, after, "before is today's allocator without the zone: 2.6.14 never took a 32-bit"
+                      " device's coherent memory from ZONE_DMA first")
 
 
 def claim_below_4g(rec, infos, best):
     dc, c64 = rec.get("dma32-coherent"), rec.get("dma32-coherent-64M")
     if not _ok(dc):
         return None
-    txt = "`dma32-coherent`: %s, %s bounces, %s ZONE_DMA pages, %s of %s pages below 4 GiB" % (
+    after = "`dma32-coherent`: %s, %s bounces, %s ZONE_DMA pages, %s of %s pages below 4 GiB" % (
         yes(dc["ok"]), fmt(dc["swiotlb_bounced"]), dc["zone_dma_pages_used"],
         (dc["pages"] or 0) - (dc["pages_above_4g"] or 0), dc["pages"])
     if _ok(c64):
-        txt += "; `dma32-coherent-64M`: 64 MiB of coherent memory %s with %s ZONE_DMA pages" % (
+        after += "; `dma32-coherent-64M`: 64 MiB of coherent memory %s with %s ZONE_DMA pages" % (
             yes(c64["ok"]), c64["zone_dma_pages_used"])
-    return txt
+    return ClaimParts("- (the coherent claim's before rows: see the first claim)", after,
+                      "coherent memory is zeroed at allocation: one CPU pass per byte")
 
 
 def ratio(best, a, b, size=1 << 20):
@@ -1121,14 +1139,14 @@ def claim_slow(rec, infos, best):
     r1 = ratio(best, "streaming-dma32", "streaming")
     if r1 is None:
         return None
-    txt = ("at 1 MiB, streaming-dma32 (direct) %.0f MB/s vs streaming (bounced) %.0f MB/s (the sweep; the"
-           " speed-up is stated once, in the report's first lines)" % (
-               best["streaming-dma32"][1 << 20], best["streaming"][1 << 20]))
+    before = "at 1 MiB, streaming (bounced) %.0f MB/s (the sweep)" % best["streaming"][1 << 20]
     ds = rec.get("dma32-streaming")
     if _ok(ds):
-        txt += "; `dma32-streaming` bounced %s mappings / %s bytes through swiotlb" % (
+        before += "; `dma32-streaming` bounced %s mappings / %s bytes through swiotlb" % (
             fmt(ds["swiotlb_bounced"]), fmt(ds["swiotlb_bounced_bytes"]))
-    return txt
+    after = "at 1 MiB, streaming-dma32 (direct) %.0f MB/s (the sweep)" % best["streaming-dma32"][1 << 20]
+    return ClaimParts(before, after, "TCG speeds: CPU copies are dear, device work cheap; today's swiotlb copies"
+                      " a bounced fill twice, 2.6.14 once")
 
 
 def claim_iommu(rec, infos, best):
@@ -1141,7 +1159,7 @@ def claim_iommu(rec, infos, best):
     if ri is not None:
         txt += "; at 1 MiB the IOMMU path ran at %.0f MB/s (direct: %.1fx that)" % (
             best["streaming via IOMMU"][1 << 20], ri)
-    return txt
+    return ClaimParts(context("alternative"), txt, "the IOMMU pays page-table updates and IOTLB flushes; TCG speeds")
 
 
 def claim_rings(rec, infos, best):
@@ -1149,27 +1167,31 @@ def claim_rings(rec, infos, best):
     if not _ok(rr):
         return None
     phys, z = ring_where(rr, infos.get("ring32"))
-    txt = "`ring32-data64-streaming` (with the zone): ring at %s in ZONE_%s, %s data pages above 4 GiB, %s bounced" % (
+    after = "`ring32-data64-streaming`: ring at %s in ZONE_%s, %s data pages above 4 GiB, %s bounced" % (
         hex(phys) if phys is not None else "n/a", z or "?", rr["pages_above_4g"], fmt(rr["swiotlb_bounced"]))
+    before = NOT_RUN
     rb = rec.get("ring32-before-data64-streaming")
     if _ok(rb):
         pb, zb = ring_where(rb, infos.get("ring32-before"))
-        txt += "; `ring32-before-data64-streaming` (the 2.6.14 model): ring at %s in ZONE_%s" % (
+        before = "`ring32-before-data64-streaming`: ring at %s in ZONE_%s" % (
             hex(pb) if pb is not None else "n/a", zb or "?")
-    return txt
+    return ClaimParts(before, after, "one ring of one device; where it lands depends on the boot's layout")
 
 
 def claim_2g(rec, infos, best):
     b31, b2g = rec.get("bits31-coherent"), rec.get("bits31-dma32-2G-coherent")
     if not (_ok(b31) and _ok(b2g)):
         return None
-    return ("31-bit device asking for %d x 1 MiB coherent: with the 4 GiB zone %s allocations landed above 2 GiB"
-            " and fell back to ZONE_DMA (%s ZONE_DMA pages)%s; with `dma32=2G` the request was %s with %s"
-            " fallbacks (%s ZONE_DMA pages)" % (
-                b31["count"], fmt(b31["zone_dma_fallbacks"]), b31["zone_dma_pages_used"],
-                ", then `%s` after %.1f MiB" % (b31["errno"], (b31["coherent_held"] or 0) / 1048576.0)
-                if b31["errno"] else ", request ok",
-                yes(b2g["ok"]), fmt(b2g["zone_dma_fallbacks"]), b2g["zone_dma_pages_used"]))
+    return ClaimParts(
+        "31-bit device asking for %d x 1 MiB coherent, 4 GiB zone: %s allocations landed above 2 GiB and fell back"
+        " to ZONE_DMA (%s ZONE_DMA pages)%s (`bits31-coherent`)" % (
+            b31["count"], fmt(b31["zone_dma_fallbacks"]), b31["zone_dma_pages_used"],
+            ", then `%s` after %.1f MiB" % (b31["errno"], (b31["coherent_held"] or 0) / 1048576.0)
+            if b31["errno"] else ", request ok"),
+        "`dma32=2G`: request %s with %s fallbacks (%s ZONE_DMA pages) (`bits31-dma32-2G-coherent`)" % (
+            yes(b2g["ok"]), fmt(b2g["zone_dma_fallbacks"]), b2g["zone_dma_pages_used"]),
+        "before and after here are a 4 GiB against a 2 GiB zone, not without against with; page_alloc.shuffle=1:"
+        " medians of 3 boots")
 
 
 def claim_2g_other_side(rec, infos, best):
@@ -1201,15 +1223,18 @@ def claim_2g_other_side(rec, infos, best):
                          zone(infos.get("dma32-2g"), "DMA32").get("managed")))
     if _ok(c2):
         parts.append("its 64 MiB of coherent memory %s" % yes(c2["ok"]))
-    return "; ".join(parts) if parts else None
+    if not parts:
+        return None
+    return ClaimParts(context("31-bit"), "; ".join(parts), "today's swiotlb pool lies at the top of RAM below"
+                      " 4 GiB; 2.6.14's lay low (`swiotlb_bottom_up` recreates it)")
 
 
 def claim_unsafe(rec, infos, best):
     un = rec.get("dma32-unsafe-raw")
     if not _ok(un):
         return None
-    return "`dma32-unsafe-raw`: %s, %s device faults, %s bytes written" % (
-        un["errno"], un["device_faults"], un["bytes"])
+    return ClaimParts(context("context"), "`dma32-unsafe-raw`: %s, %s device faults, %s bytes written" % (
+        un["errno"], un["device_faults"], un["bytes"]), "a driver bypassing the DMA API; the device faults safely")
 
 
 def claim_many(rec, infos, best):
@@ -1218,25 +1243,23 @@ def claim_many(rec, infos, best):
     io = rec.get("many-iommu-streaming")
     if not (_ok(bf) and _ok(af)):
         return None
-    txt = ("%d devices, each holding 24 x 256 KiB of coherent control buffers, on a machine with 2 GiB"
-           " taken: under 2.6.14's allocator"
-           " without the zone %.1f MiB of them sat in the 64 MiB swiotlb pool, and streaming from all at once"
-           " had %s mappings refused (%d of %d devices failed) (`many-before-streaming`); with the zone"
-           " %s bytes sat there and %s from all %d worked with %s bounces"
-           " (`%s`)" % (
-               bf["devices"], (bf["coherent_swiotlb_bytes"] or 0) / 1048576.0, fmt(bf["swiotlb_map_failures"]),
-               sum(1 for p in bf["per_device"] if not p["ok"]), len(bf["per_device"]),
-               fmt(af["coherent_swiotlb_bytes"]), af["strategy"], sum(1 for p in af["per_device"] if p["ok"]),
-               fmt(bounced(af)), af["name"]))
+    before = ("%d devices: %.1f MiB of control buffers in the 64 MiB swiotlb pool, %s mappings refused (%d of %d"
+              " devices failed) (`many-before-streaming`)" % (
+                  bf["devices"], (bf["coherent_swiotlb_bytes"] or 0) / 1048576.0, fmt(bf["swiotlb_map_failures"]),
+                  sum(1 for p in bf["per_device"] if not p["ok"]), len(bf["per_device"])))
     full = rec.get("many-before-coherent-beyond-pool")
     if _ok(full):
-        txt += ("; one device asking for more coherent memory than the pool had left got %s, where 2.6.14's"
-                " swiotlb_alloc_coherent() panicked (%s would-be panics, `%s`)" % (
-                    full["errno"], fmt(full.get("coherent_would_panic")), full["name"]))
+        before += ("; one device asking for more coherent memory than the pool had left got %s, where 2.6.14's"
+                   " swiotlb_alloc_coherent() panicked (%s would-be panics, `%s`)" % (
+                       full["errno"], fmt(full.get("coherent_would_panic")), full["name"]))
+    after = "%s bytes in the pool; %s from all %d worked with %s bounces (`%s`)" % (
+        fmt(af["coherent_swiotlb_bytes"]), af["strategy"], sum(1 for p in af["per_device"] if p["ok"]),
+        fmt(bounced(af)), af["name"])
     if _ok(io):
-        txt += "; behind the IOMMU: %s coherent bytes in the pool, %s bounces" % (
+        after += "; behind the IOMMU: %s coherent bytes in the pool, %s bounces" % (
             fmt(io["coherent_swiotlb_bytes"]), fmt(bounced(io)))
-    return txt
+    return ClaimParts(before, after, "each device holds 24 x 256 KiB of coherent control buffers; 2 GiB taken"
+                      " first, so ordinary pages lie above 4 GiB")
 
 
 def claim_gart(rec, infos, best):
@@ -1252,26 +1275,26 @@ def claim_gart(rec, infos, best):
 
     def failed(r):
         return sum(1 for p in r["per_device"] if not p["ok"])
-    txt = ("a K8 GART machine (Linux's own GART driver, no swiotlb), %d devices each holding 24 x 256 KiB of"
-           " control buffers, 2 GiB taken: under the 2.6.14 model their coherent memory held %s of the %s pages"
-           " (%.1f MiB) of a %d MiB aperture, and streaming %d x 1 MiB from all at once had %s mappings refused"
-           " for lack of aperture space (%d of %d devices ENOMEM) (`gart-before-streaming`); with the zone %s"
-           " aperture pages held, %s refused, %d of %d devices worked with %s pages above 4 GiB remapped, not"
-           " copied (`gart-after-streaming`)" % (
-               bf["devices"], fmt(bf["gart_coherent"]), fmt(pages("gart-before")),
-               (bf["gart_coherent"] or 0) * 4096 / 1048576.0, gart(bf), bf["count"], fmt(bf["gart_full"]),
-               failed(bf), len(bf["per_device"]), fmt(af["gart_coherent"]), fmt(af["gart_full"]),
-               len(af["per_device"]) - failed(af), af["devices"], fmt(af["pages_above_4g"])))
+    before = ("%d devices: coherent memory held %s of the %s pages (%.1f MiB) of a %d MiB aperture; %d x 1 MiB"
+              " from all at once: %s mappings refused (%d of %d devices ENOMEM) (`gart-before-streaming`)" % (
+                  bf["devices"], fmt(bf["gart_coherent"]), fmt(pages("gart-before")),
+                  (bf["gart_coherent"] or 0) * 4096 / 1048576.0, gart(bf), bf["count"], fmt(bf["gart_full"]),
+                  failed(bf), len(bf["per_device"])))
     if _ok(sm):
-        txt += ("; with a %d MiB aperture only %d of %d devices could bind, their coherent memory holding %s of"
-                " %s aperture pages, and %s mappings were refused (`gart32-before-streaming`)" % (
-                    gart(sm), len(sm["per_device"]), sm["devices"], fmt(sm["gart_coherent"]),
-                    fmt(pages("gart32-before")), fmt(sm["gart_full"])))
+        before += ("; with a %d MiB aperture only %d of %d devices could bind, their coherent memory holding %s of"
+                   " %s aperture pages, and %s mappings were refused (`gart32-before-streaming`)" % (
+                       gart(sm), len(sm["per_device"]), sm["devices"], fmt(sm["gart_coherent"]),
+                       fmt(pages("gart32-before")), fmt(sm["gart_full"])))
+    after = ("%s aperture pages held, %s refused, %d of %d devices worked with %s pages above 4 GiB remapped, not"
+             " copied (`gart-after-streaming`)" % (
+                 fmt(af["gart_coherent"]), fmt(af["gart_full"]), len(af["per_device"]) - failed(af), af["devices"],
+                 fmt(af["pages_above_4g"])))
     g = best.get("streaming via GART", {}).get(1 << 20)
     if g and ratio(best, "streaming-dma32", "streaming") is not None:
-        txt += ("; at 1 MiB streaming through the GART ran at %.0f MB/s, direct %.0f, bounced %.0f (the sweep)" % (
+        after += ("; at 1 MiB streaming through the GART ran at %.0f MB/s, direct %.0f, bounced %.0f (the sweep)" % (
             g, best["streaming-dma32"][1 << 20], best["streaming"][1 << 20]))
-    return txt
+    return ClaimParts(before, after, "a K8 GART with Linux's own driver, no swiotlb; each device holds 24 x 256 KiB of"
+                      " control buffers; 2 GiB taken; TCG speeds")
 
 
 def claim_pressure(rec, infos, best):
@@ -1283,7 +1306,7 @@ def claim_pressure(rec, infos, best):
     d32, d32p, normal = boot.get("DMA32") or {}, peak.get("DMA32") or {}, peak.get("Normal") or {}
     prot = (d32p.get("protection") or [None] * 3)[2] if len(d32p.get("protection") or []) > 2 else None
     dma_b, dma_p = (boot.get("DMA") or {}).get("free"), (peak.get("DMA") or {}).get("free")
-    txt = ("zone protection, not balancing (no swap, no page cache: nothing to reclaim): a fresh boot filled"
+    txt = ("a fresh boot filled"
            " until 64 MiB were free (`pressure` boot): ZONE_NORMAL down to %s free pages; ordinary allocations"
            " then took %.0f MiB of ZONE_DMA32 and stopped with %s pages free there, the pressure tool's own"
            " 64 MiB target, not the protection (%s pages: ZONE_NORMAL's managed pages / 256, the patch's"
@@ -1309,16 +1332,18 @@ def claim_pressure(rec, infos, best):
                 " its protection against DMA32 allocations, the patch's ratio at work" % (
                     dma_b - dma_p, nb["free"] - npk["free"]))
     txt += "; then fragmented: %s" % pc["showed"]
-    return txt
+    return ClaimParts(context("pressure"), txt, "zone protection, not balancing (no swap, no page cache: nothing"
+                      " to reclaim)")
 
 
 def claim_truncation(rec, infos, best):
     tr = rec.get("truncation-alias")
     if not _ok(tr):
         return None
-    return "`truncation-alias`: %s bytes for %s were written at %s; %s other bytes changed" % (
-        tr["bytes"], hex(tr["alias_high"] or 0), hex((tr["alias_high"] or 0) & (GIB4 - 1)),
-        fmt(tr["alias_canary_errors"]))
+    return ClaimParts(context("context"), "`truncation-alias`: %s bytes for %s were written at %s; %s other bytes"
+                      " changed" % (tr["bytes"], hex(tr["alias_high"] or 0), hex((tr["alias_high"] or 0) & (GIB4 - 1)),
+                                    fmt(tr["alias_canary_errors"])),
+                      "reserved 64 KiB windows so that the demonstration harms nothing")
 
 
 CLAIMS = [

@@ -1,6 +1,6 @@
 """The golden list of the recorded run (demo/tests/fixtures/recorded/): for
 every row whether it is as expected and its key figures, for every claim
-the numbers it quotes. report.py asserts the judged fixture against it;
+the numbers each of its cells (before, after, caveat) quotes. report.py asserts the judged fixture against it;
 mutation.py asserts that each check and claim forced wrong breaks it.
 
     python3 demo/tests/golden.py            print the differences (exit 1 if any)
@@ -26,6 +26,10 @@ KEY_FIGURES = ("guest_ok", "ok", "errno", "repeats", "swiotlb_bounced", "driver_
                "gart_coherent", "gart_full")
 
 
+# A claim's cells (table.ClaimParts), each pinned by the numbers it quotes.
+CLAIM_PARTS = ("before", "after", "caveat")
+
+
 def numbers(text: str) -> List[str]:
     """The numbers a claim's text quotes, in order."""
     return re.findall(r"\d+(?:\.\d+)?", text)
@@ -34,7 +38,7 @@ def numbers(text: str) -> List[str]:
 def golden_of(results: Dict[str, Any]) -> Dict[str, Any]:
     return {"rows": {r["name"]: dict({"as_expected": r["as_expected"]}, **{k: r.get(k) for k in KEY_FIGURES})
                      for r in results["scenarios"]},
-            "claims": {c["id"]: numbers(c["numbers"]) for c in results["claims"]}}
+            "claims": {c["id"]: {part: numbers(c[part]) for part in CLAIM_PARTS} for c in results["claims"]}}
 
 
 def mismatches(results: Dict[str, Any], golden: Dict[str, Any]) -> List[str]:

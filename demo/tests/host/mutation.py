@@ -44,11 +44,15 @@ def negated(fn):
 def bumped(fn):
     """The claim with every number it quotes changed; made-up numbers where
     it had none."""
+    def bump(text):
+        return re.sub(r"\d+", lambda m: str(int(m.group()) + 1), text)
+
     def wrong(rec, infos, best):
-        txt = fn(rec, infos, best)
-        if txt is None:
-            return "forced: 1 number without the rows it needs"
-        return re.sub(r"\d+", lambda m: str(int(m.group()) + 1), txt)
+        parts = fn(rec, infos, best)
+        if parts is None:
+            made_up = "forced: 1 number without the rows it needs"
+            return table.ClaimParts(made_up, made_up, made_up)
+        return table.ClaimParts(*(bump(p) for p in parts))
     wrong.__name__ = fn.__name__
     return wrong
 
