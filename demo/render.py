@@ -7,6 +7,7 @@ import re
 import shutil
 import string
 import subprocess
+from typing import Any, Callable, Dict, NamedTuple, Tuple
 
 from . import memmap, table
 
@@ -92,67 +93,93 @@ def _row(results, name):
     return next((r for r in results["scenarios"] if r["name"] == name and r["guest_ok"]), None)
 
 
+def mib(n):
+    return "%.1f MiB" % ((n or 0) / 1048576.0)
+
+
+def devices_ok(r):
+    return "%d/%d devices ok" % (sum(p["ok"] for p in r["per_device"]), r["devices"])
+
+
+def ring_at(results, r):
+    phys, z = table.ring_where(r, results["boots"].get(r["boot"]))
+    return "ZONE_%s at %s" % (z or "?", hex(phys) if phys is not None else "n/a")
+
+
+class FirstLine(NamedTuple):
+    """One line of the first screen: its topic, the rows it needs (before,
+    after) and how it puts them."""
+    topic: str
+    before: Tuple[str, ...]    # the first of these that ran
+    after: str
+    text: Callable[[Dict[str, Any], Dict[str, Any], Dict[str, Any]], str]
+
+
+def _coherent(res, b, a):
+    return ("without the zone %s after %s, %s ZONE_DMA pages (`%s`; 2.6.14 took an ordinary page first);"
+            " with it %s %s, %s ZONE_DMA pages (`%s`)" % (
+                b["errno"] or "ok", mib(b["coherent_held"]), fmt(b["zone_dma_pages_used"]), b["name"],
+                mib(a["size"] * a["count"]), table.yes(a["ok"]), fmt(a["zone_dma_pages_used"]), a["name"]))
+
+
+def _speed(res, b, a):
+    mbps, cpb = res["sweep"]["mbps"], table.copied_per_byte(b)
+    return "before (bounced) %.0f MB/s, after (GFP_DMA32, direct) %.0f MB/s at 1 MiB: %.1fx (TCG; the bounced fill" \
+        " was copied %s times per byte: today's swiotlb copies it twice, 2.6.14 once)" % (
+            mbps["streaming"][str(1 << 20)], mbps["streaming-dma32"][str(1 << 20)],
+            res["summary"]["ratio_direct_over_bounced_1M"], "%.2f" % cpb if cpb is not None else "n/a")
+
+
+def _ring(res, b, a):
+    return "before in %s, after in %s" % (ring_at(res, b), ring_at(res, a))
+
+
+def _many(res, b, a):
+    return "before %s of the 64 MiB swiotlb pool held, %s; after %s, %s" % (
+        mib(b["coherent_swiotlb_bytes"]), devices_ok(b), mib(a["coherent_swiotlb_bytes"]), devices_ok(a))
+
+
+def _gart(res, b, a):
+    return "before %s of the %d MiB aperture held, %s mappings refused, %s; after %s, %s refused, %s" % (
+        mib((b["gart_coherent"] or 0) * 4096), table.gart(b), fmt(b["gart_full"]), devices_ok(b),
+        mib((a["gart_coherent"] or 0) * 4096), fmt(a["gart_full"]), devices_ok(a))
+
+
+def _bits31(res, b, a):
+    return "a 4 GiB zone sent %s coherent allocations to ZONE_DMA, a 2 GiB zone %s (median of %d boots;" \
+        " the patch chose 4 GiB anyway)" % (fmt(table.shown(b, "zone_dma_fallbacks")),
+                                           fmt(table.shown(a, "zone_dma_fallbacks")), b.get("repeats", 1))
+
+
+FIRST_SCREEN = [
+    FirstLine("Coherent memory, 32-bit device", ("nozone-coherent-64M", "nodma32-coherent"), "dma32-coherent-64M",
+              _coherent),
+    FirstLine("Streaming, pages above 4 GiB", ("dma32-streaming",), "dma32-streaming-dma32", _speed),
+    FirstLine("A 64-bit device's 32-bit ring", ("ring32-before-data64-streaming",), "ring32-data64-streaming",
+              _ring),
+    FirstLine("Eight devices, swiotlb", ("many-before-streaming",), "many-after-streaming", _many),
+    FirstLine("Eight devices, K8 GART", ("gart-before-streaming",), "gart-after-streaming", _gart),
+    FirstLine("A 31-bit device", ("bits31-coherent",), "bits31-dma32-2G-coherent", _bits31),
+]
+
+
 def zone_buys(results):
-    """The report's first lines: what the zone buys, before against after,
-    each from its rows, with its caveat; a line whose rows did not run says so."""
-    R = lambda n: _row(results, n)  # noqa: E731
+    """The report's first screen: one short line per topic, before against
+    after, from its rows; a line whose rows did not run says so."""
     out = []
-    a, b = R("dma32-coherent-64M"), R("nozone-coherent-64M") or R("nodma32-coherent")
-    if a and b:
-        out.append("Coherent memory for a 32-bit device: with the zone 64 MiB %s from %s ZONE_DMA pages (`%s`);"
-                   " today's allocator without it (`dma32=off`) %s after %.1f MiB, all from the 16 MiB ZONE_DMA"
-                   " (`%s`). Caveat: 2.6.14 took an ordinary page first, see the 2.6.14 rows." % (
-                       table.yes(a["ok"]), fmt(a["zone_dma_pages_used"]), a["name"], b["errno"] or "ok",
-                       (b["coherent_held"] or 0) / 1048576.0, b["name"]))
-    out.append(speedup_line(results))
-    a, b = R("ring32-data64-streaming"), R("ring32-before-data64-streaming")
-    if a:
-        pa, za = table.ring_where(a, results["boots"].get(a["boot"]))
-        line = "A 64-bit device's 32-bit ring: with the zone in ZONE_%s at %s (`%s`)" % (
-            za, hex(pa) if pa is not None else "n/a", a["name"])
-        if b:
-            pb, zb = table.ring_where(b, results["boots"].get(b["boot"]))
-            line += "; with the 2.6.14 model in ZONE_%s at %s (`%s`)" % (zb, hex(pb) if pb is not None else "n/a",
-                                                                          b["name"])
-        else:
-            line += "; the 2.6.14-model row did not run"
-        out.append(line + ".")
-    a, b = R("many-before-streaming"), R("many-after-streaming") or R("many-after-streaming-dma32")
-    if a and b:
-        out.append("Eight devices, low memory taken: their control buffers held %.1f MiB of the 64 MiB swiotlb pool"
-                   " under the 2.6.14 model, %.1f MiB with the zone; %d/%d against %d/%d devices worked." % (
-                       (a["coherent_swiotlb_bytes"] or 0) / 1048576.0, (b["coherent_swiotlb_bytes"] or 0) / 1048576.0,
-                       sum(p["ok"] for p in a["per_device"]), a["devices"], sum(p["ok"] for p in b["per_device"]),
-                       b["devices"]))
-    elif b:
-        out.append("Eight devices with the zone: %.1f MiB of control buffers in the swiotlb pool, %d/%d devices worked"
-                   " (`%s`); the 2.6.14-model row did not run." % (
-                       (b["coherent_swiotlb_bytes"] or 0) / 1048576.0, sum(p["ok"] for p in b["per_device"]),
-                       b["devices"], b["name"]))
-    a, b = R("bits31-coherent"), R("bits31-dma32-2G-coherent")
-    if a and b:
-        out.append("A 31-bit device: the 4 GiB zone sent %s coherent allocations to ZONE_DMA (median of %d boots);"
-                   " a 2 GiB zone %s (the patch chose 4 GiB anyway)." % (
-                       fmt(table.shown(a, "zone_dma_fallbacks")), a.get("repeats", 1),
-                       fmt(table.shown(b, "zone_dma_fallbacks"))))
-    a, b = R("gart-before-streaming"), R("gart-after-streaming")
-    if a and b:
-        out.append("Eight devices on a K8 GART machine (64 MiB aperture, no swiotlb): their control buffers held"
-                   " %.1f MiB of the aperture under the 2.6.14 model and streaming had %s mappings refused for lack"
-                   " of aperture space; with the zone %.1f MiB held, %s refused, %d/%d devices worked (`%s`, `%s`)." % (
-                       (a["gart_coherent"] or 0) * 4096 / 1048576.0, fmt(a["gart_full"]),
-                       (b["gart_coherent"] or 0) * 4096 / 1048576.0, fmt(b["gart_full"]),
-                       sum(p["ok"] for p in b["per_device"]), b["devices"], a["name"], b["name"]))
-    a = R("iommu-streaming")
-    if a:
-        out.append("Behind an IOMMU a 32-bit device reached %s pages above 4 GiB with %s bounces: the alternative"
-                   " the zone competes with (VT-d with 4 GiB of IOVA space; 2005's GART, 32 to 64 MiB, is in the"
-                   " GART rows)." % (fmt(a["pages_above_4g"]), fmt(a["swiotlb_bounced"])))
-    pairs = ["`%s` / `%s` (%s)" % (b, a, table.SETTINGS[st]) for b, a, st in table.PAIRS
-             if _row(results, b) and _row(results, a)]
-    if pairs:
-        out.append("Before/after pairs in this run, each differing in that one setting alone: %s." % "; ".join(pairs))
+    for line in FIRST_SCREEN:
+        b = next((r for r in map(lambda n: _row(results, n), line.before) if r), None)
+        a = _row(results, line.after)
+        if line.text is _speed and not results["summary"]["ratio_direct_over_bounced_1M"]:
+            a = None
+        out.append("**%s**: %s." % (line.topic, line.text(results, b, a) if a and b else "its rows did not run"))
     return out
+
+
+def pairs_lines(results):
+    """The before/after pairs of this run, each differing in one setting."""
+    return ["`%s` / `%s`: %s" % (b, a, table.SETTINGS[st]) for b, a, st in table.PAIRS
+            if _row(results, b) and _row(results, a)]
 
 
 NOT_SHOWN = [
@@ -410,6 +437,7 @@ def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None)
         tmpl = string.Template(f.read())
     return tmpl.substitute(
         zone_buys="\n".join("* " + l for l in zone_buys(results)),
+        pairs="\n".join("* " + l for l in pairs_lines(results)) or "(none ran)",
         not_shown="\n".join("* %s: not shown, because %s." % x for x in NOT_SHOWN),
         claims_table=claims_table(results),
         definitions="\n".join("* *%s*: %s." % (c, d) for c, d, _ in table.DEFINITIONS),
