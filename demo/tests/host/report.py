@@ -26,7 +26,7 @@ sys.dont_write_bytecode = True
 with open(os.path.join(FIXTURE, "manifest.json")) as _f:
     MANIFEST = json.load(_f)
 os.environ["DMA32_KERNEL"] = MANIFEST["kernel"]
-from demo import judge, table  # noqa: E402
+from demo import judge, render, table  # noqa: E402
 from demo.tests import golden  # noqa: E402
 
 results = []
@@ -257,6 +257,84 @@ def check_runs(res):
           all(r["runs_disagree"] == [] for r in recs), [(r["name"], r["runs_disagree"]) for r in recs])
 
 
+def section(md, heading):
+    """The text under HEADING, up to the next heading of its level or above."""
+    level = heading.split()[0]
+    body = md.split(heading, 1)[1] if heading in md else ""
+    return re.split(r"\n#{1,%d} " % len(level), body, maxsplit=1)[0]
+
+
+def table_rows(text, header_start):
+    """The header and body rows of the first markdown table whose header
+    line starts with HEADER_START."""
+    lines = text.splitlines()
+    at = next((i for i, l in enumerate(lines) if l.startswith(header_start)), None)
+    if at is None:
+        return None, []
+    body = []
+    for l in lines[at + 2:]:
+        if not l.startswith("|"):
+            break
+        body.append(l)
+    return lines[at], body
+
+
+def check_layout(res, md):
+    """The report's order: six before/after lines, the claims table, the
+    narrow tables by topic with "How to read it" right after them, four
+    memory maps in the body and the rest, the wide table and the other
+    kernel in appendices."""
+    first = section(md, "## What the zone buys")
+    lines = [l for l in first.splitlines() if l.startswith("* **")]
+    ms = render.mib
+    many_b, many_a = rec(res, "many-before-streaming"), rec(res, "many-after-streaming")
+    gart_b = rec(res, "gart-before-streaming")
+    mbps = res["sweep"]["mbps"]
+    want = ["14.0 MiB", "%.0f MB/s" % mbps["streaming"][str(1 << 20)],
+            "%.0f MB/s" % mbps["streaming-dma32"][str(1 << 20)], "%.1fx" % res["summary"][
+                "ratio_direct_over_bounced_1M"], ms(many_b["coherent_swiotlb_bytes"]),
+            ms(many_a["coherent_swiotlb_bytes"]), ms(gart_b["gart_coherent"] * 4096),
+            "%s mappings refused" % gart_b["gart_full"], "twice, 2.6.14 once"]
+    check("first screen: six short before/after lines, with their numbers, before the claims",
+          len(lines) == 6 and all(len(l) < 260 for l in lines) and all(w in first for w in want)
+          and md.index("## What the zone buys") < md.index("## The claims")
+          and "Before/after pairs" not in first, (len(lines), [w for w in want if w not in first]))
+    head, body = table_rows(section(md, "## The claims"), "| claim |")
+    check("claims table: claim | before | after | caveat | rows, one row per claim",
+          head == "| claim | before | after | caveat | rows |" and len(body) == len(res["claims"])
+          and all(c["claim"].replace("|", "/") in "\n".join(body) for c in res["claims"]), (head, len(body)))
+    context_cells = [l for l in body if "- (context row: no before/after)" in l]
+    check("claims table: a claim of context rows says it has no before/after", len(context_cells) >= 2,
+          len(context_cells))
+    check("claims table: the before/after pairs follow it",
+          all("`%s` / `%s`" % (b, a) in section(md, "## The claims") for b, a, _ in table.PAIRS), "")
+    topics = section(md, "## The rows by topic")
+    missing, unitless, failures = [], [], []
+    for title, cols in render.TOPICS:
+        head, body = table_rows(section(topics, "### %s\n" % title), "| scenario |")
+        if head is None:
+            missing.append(title)
+            continue
+        unitless += [h for h, _ in cols[2:-1] if "(" not in h]
+        failures += [l for l in body if "NOT" in l.rsplit("|", 2)[0]]
+    check("topic tables: one per topic, units in every figure's header, failures only in the verdict",
+          not missing and not unitless and not failures, (missing, unitless, failures))
+    shown = [r["name"] for r in res["scenarios"] if not r.get("repeats_row")]
+    check("topic tables: every row of this kernel in exactly one", all(
+        topics.count("| `%s` |" % n) == 1 for n in shown), [n for n in shown if topics.count("| `%s` |" % n) != 1])
+    check("how to read it: right after the topic tables, and the bounce counts' bounds as the definitions say",
+          md.index("## The rows by topic") < md.index("## How to read it") < md.index("## Where the memory was")
+          and "must agree" not in md and "<= *swiotlb bounced* <=" in md, "")
+    body_maps = re.findall(r"\n### (\S+)\n", section(md, "## Where the memory was"))
+    appendix = re.findall(r"\n### (\S+)\n", section(md, "## Appendix: the other memory maps"))
+    check("memory maps: four in the body (before, today, many-before, gart-before), the rest in the appendix",
+          sorted(body_maps) == sorted(["before", "today", "many-before", "gart-before"])
+          and sorted(body_maps + appendix) == sorted(res["boots"]), (body_maps, len(appendix)))
+    check("appendices: the whole table and the other kernel come after the body",
+          md.index("# Appendices") < md.index("## Appendix: the whole table")
+          and md.index("# Appendices") < md.index("## Appendix: both guest kernels"), "")
+
+
 def check_figures(res, report, md):
     """One memory-map figure per boot, written and shown after its table."""
     boots = [b for b, v in res["boots"].items() if v.get("zones")]
@@ -307,6 +385,7 @@ def run_all(scratch):
     base, base_md = res, md
     check_runs(res)
     check_figures(res, os.path.join(scratch, "as-recorded"), md)
+    check_layout(res, md)
     names = [r["name"] for r in res["scenarios"]]
     check("recorded run: one record per scenario run, in the manifest's order",
           names == [s["name"] for s in MANIFEST["scenarios"]], names)
@@ -358,7 +437,7 @@ def run_all(scratch):
     check("both kernels: the repeated headline rows ran on 6.12, each next to its 6.1 row",
           again and all(r["kernel"] == "6.12" and rec(base, r["repeats_row"])["kernel"] == "6.1" for r in again),
           [(r["name"], r["kernel"]) for r in again])
-    sect = base_md.split("## Both guest kernels", 1)[-1].split("\n## ", 1)[0]
+    sect = section(base_md, "## Appendix: both guest kernels")
     check("both kernels: report.md has a side-by-side row per repeated headline row and the pools of both",
           all("| `%s` |" % r["repeats_row"] in sect for r in again) and "Linux 6.12: swiotlb pool" in sect
           and "%d of %d headline rows are as expected on both kernels" % (len(again), len(again)) in sect, sect[-600:])
