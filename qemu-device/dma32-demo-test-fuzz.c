@@ -38,6 +38,10 @@ typedef enum FuzzPlace {
 #define BIOS_BASE           0xfffc0000ULL
 #define MMCFG_SIZE          0x10000000ULL
 #define SNAP_SIZE           0xd8
+/* FuzzStep.wrote's bit for a register */
+#define FUZZ_BIT(reg)       (1ULL << ((reg) / 4))
+/* ID to FEATURES */
+#define FUZZ_IDENT_REGS     (DMA32_DEMO_REG_FEATURES / 4 + 1)
 
 typedef struct Fuzz {
     Dev *d;
@@ -47,6 +51,7 @@ typedef struct Fuzz {
     uint8_t msi_cap;
     uint64_t abort_base;        /* bus errors when PCI_STATUS was cleared */
     uint32_t max_xfer;
+    uint32_t ident[FUZZ_IDENT_REGS];    /* the read-only block at first */
     Guards guards;              /* RAM no transfer may touch */
     uint32_t snap[SNAP_SIZE / 4];
 } Fuzz;
@@ -61,6 +66,7 @@ typedef struct FuzzStep {
     uint32_t doorbell_val;
     int ctrl;                   /* last CTRL.ENABLE written, or -1 */
     bool mmio_write;
+    uint64_t wrote;             /* bit reg / 4 of each register written */
 } FuzzStep;
 
 static uint32_t snap_reg(const uint32_t *snap, uint32_t reg)
@@ -151,7 +157,10 @@ static void fuzz_check_abort(Fuzz *f, uint64_t n)
  *  - right after a reset everything is idle; right after ring
  *    programming HEAD = TAIL = 0 and nothing is halted; a doorbell sets
  *    TAIL or halts the ring (or is ignored on a halted one);
- *  - a bus error set a received-abort bit in PCI_STATUS.
+ *  - a bus error set a received-abort bit in PCI_STATUS;
+ *  - the read-only block (ID to FEATURES) keeps its first values; CTRL,
+ *    INT_MASK, RING_BASE and RING_SIZE change only when written (or
+ *    reset), RING_TAIL only by a doorbell, ring programming or reset.
  */
 static void fuzz_check(Fuzz *f, uint64_t n, const uint32_t *old,
                        const FuzzStep *st)
@@ -197,6 +206,23 @@ static void fuzz_check(Fuzz *f, uint64_t n, const uint32_t *old,
                DMA32_DEMO_FAULT_SOURCE(info) == DMA32_DEMO_FAULT_SRC_RING);
     if (st->ctrl >= 0) {
         FUZZ_CHECK(f, n, ctrl == st->ctrl);
+    }
+    for (i = 0; i < FUZZ_IDENT_REGS; i++) {
+        FUZZ_CHECK(f, n, s[i] == f->ident[i]);
+    }
+    if (!st->reset) {
+        static const uint32_t sw_regs[] = {
+            DMA32_DEMO_REG_CTRL, DMA32_DEMO_REG_INT_MASK,
+            DMA32_DEMO_REG_RING_BASE_LO, DMA32_DEMO_REG_RING_BASE_HI,
+            DMA32_DEMO_REG_RING_SIZE,
+        };
+
+        for (i = 0; i < ARRAY_SIZE(sw_regs); i++) {
+            FUZZ_CHECK(f, n, (st->wrote & FUZZ_BIT(sw_regs[i])) ||
+                       snap_reg(s, sw_regs[i]) == snap_reg(old, sw_regs[i]));
+        }
+        FUZZ_CHECK(f, n, st->reprogrammed || tail == old_tail ||
+                   (st->wrote & FUZZ_BIT(DMA32_DEMO_REG_DOORBELL)));
     }
 
     if (st->reset) {
@@ -253,7 +279,8 @@ static void fuzz_check(Fuzz *f, uint64_t n, const uint32_t *old,
  * A ring base that would put any of the largest ring's descriptors on a
  * guard is the fuzzer's ring instead (both halves written).
  */
-static bool fuzz_ring_clear(Fuzz *f, uint32_t reg, uint32_t val)
+static bool fuzz_ring_clear(Fuzz *f, FuzzStep *st, uint32_t reg,
+                            uint32_t val)
 {
     uint64_t lo = snap_reg(f->snap, DMA32_DEMO_REG_RING_BASE_LO);
     uint64_t hi = snap_reg(f->snap, DMA32_DEMO_REG_RING_BASE_HI);
@@ -272,6 +299,8 @@ static bool fuzz_ring_clear(Fuzz *f, uint32_t reg, uint32_t val)
     }
     wr(f->d, DMA32_DEMO_REG_RING_BASE_LO, (uint32_t)RING_ADDR);
     wr(f->d, DMA32_DEMO_REG_RING_BASE_HI, RING_ADDR >> 32);
+    st->wrote |= FUZZ_BIT(DMA32_DEMO_REG_RING_BASE_LO) |
+                 FUZZ_BIT(DMA32_DEMO_REG_RING_BASE_HI);
     return true;
 }
 
@@ -299,10 +328,13 @@ static void fuzz_check_guards(Fuzz *f, uint64_t n)
 static void fuzz_wr(Fuzz *f, FuzzStep *st, uint32_t reg, uint32_t val)
 {
     if ((reg != DMA32_DEMO_REG_RING_BASE_LO &&
-         reg != DMA32_DEMO_REG_RING_BASE_HI) || !fuzz_ring_clear(f, reg, val)) {
+         reg != DMA32_DEMO_REG_RING_BASE_HI) || !fuzz_ring_clear(f, st, reg, val)) {
         wr(f->d, reg, val);
     }
     st->mmio_write = true;
+    if (reg < 64 * 4) {
+        st->wrote |= FUZZ_BIT(reg);
+    }
     switch (reg) {
     case DMA32_DEMO_REG_CTRL:
         if (val & DMA32_DEMO_CTRL_RESET) {
@@ -611,6 +643,7 @@ static uint64_t fuzz_run(FuzzPlace place, const char *props, guint32 seed,
                    fuzz_place_names[place], seed, ops, secs);
     ring_start(d, RING_ADDR, RING_ENTRIES);
     fuzz_snapshot(f, f->snap);
+    memcpy(f->ident, f->snap, sizeof(f->ident));
     while (n < ops || (secs && g_get_monotonic_time() < end)) {
         unsigned what;
         FuzzStep st = { .ctrl = -1 };
