@@ -14,7 +14,9 @@
  *                              DMA into odd targets
  *   dma32-demo-test-unplug.c   unplug and reset under way: stale state
  *   dma32-demo-test-migrate.c  migration, and QMP during a long descriptor
- *   dma32-demo-test-fuzz.c     the randomized loop and the benchmark
+ *   dma32-demo-test-fuzz.c     the randomized loop
+ *   dma32-demo-test-guard.c    the randomized loop's guard regions in RAM
+ *   dma32-demo-test-bench.c    the benchmark
  *
  * Environment:
  *   DMA32_DEMO_FUZZ_OPS=N      register /dma32-demo/random (otherwise only

@@ -96,6 +96,21 @@ typedef struct Port {
 #define VTD_FSTS_PPF        (1u << 1)
 #define VTD_TABLES          0x00200000ULL
 
+/*
+ * The fuzzer's guard regions in RAM (dma32-demo-test-guard.c): NR_GUARDS
+ * runs of GUARD_SIZE bytes with a seeded pattern that no transfer may
+ * touch.  @mask is the bus address bits the device keeps (all ones unless
+ * it truncates addresses).
+ */
+#define NR_GUARDS           9
+#define GUARD_SIZE          256
+
+typedef struct Guards {
+    QTestState *qts;
+    uint64_t mask;
+    uint8_t pat[NR_GUARDS][GUARD_SIZE];
+} Guards;
+
 /* dma32-demo-test.c */
 uint32_t rd(Dev *d, uint32_t reg);
 void wr(Dev *d, uint32_t reg, uint32_t val);
@@ -133,6 +148,13 @@ Port *bridge_start_with(const char *bridge, const char *props,
                         const char *extra);
 Port *bridge_start(const char *bridge, const char *props);
 void port_stop(Port *p);
+
+/* dma32-demo-test-guard.c */
+uint64_t guard_addr(unsigned i);
+void guards_fill(Guards *g, QTestState *qts, uint64_t mask, guint32 seed);
+bool guards_clear(const Guards *g, uint64_t *addr, uint32_t *len);
+uint64_t guards_aim(GRand *r, uint32_t len);
+int guards_check(const Guards *g);
 
 /* Each file adds its test cases */
 void dma32_demo_add_regs_tests(void);

@@ -6,7 +6,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 tree=${DMA32_BUILD:-$top/build}/qemu
 files=(hw/misc/dma32-demo.c include/hw/misc/dma32-demo-regs.h
 	tests/qtest/dma32-demo-test.h tests/qtest/dma32-demo-test.c
-	tests/qtest/dma32-demo-test-{regs,dma,unplug,migrate,fuzz}.c
+	tests/qtest/dma32-demo-test-{regs,dma,unplug,migrate,fuzz,guard,bench}.c
 	"$top/qemu-device/trace-events")
 # shellcheck source=scripts/ktap_helpers.sh
 . "$top/scripts/ktap_helpers.sh"
