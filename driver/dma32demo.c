@@ -90,6 +90,7 @@
 #include <linux/slab.h>
 #include <linux/swiotlb.h>
 #include <linux/uaccess.h>
+#include <asm/e820/api.h>
 #ifdef D32_LINUX_UNALIGNED_H
 #include <linux/unaligned.h>
 #else
@@ -176,9 +177,16 @@ MODULE_PARM_DESC(ctrl_buffer_kb, "Size of each control buffer in KiB (4..4096)")
 static unsigned long long alias_window;
 module_param(alias_window, ullong, 0444);
 MODULE_PARM_DESC(alias_window,
-		 "Physical address of a reserved 64 KiB window above the device's reach whose low alias (modulo 2^dma-bits) is reserved too, for the truncation-alias strategy (boot with memmap=64K$ADDR for both)");
+		 "UNSAFE, needs allow_unsafe=1: the physical address of a reserved 64 KiB window above the device's reach whose low alias (modulo 2^dma-bits) is reserved too, for the truncation-alias strategy (boot with memmap=64K$ADDR for both)");
 
 static DEFINE_IDA(d32_ida);
+
+/*
+ * All devices share the alias windows: one truncation-alias request at a
+ * time, across all devices, from claiming the windows to releasing them.
+ * Taken inside dd->lock, never the other way round.
+ */
+static DEFINE_MUTEX(d32_alias_lock);
 
 struct d32_stats {
 	atomic64_t requests;
@@ -270,6 +278,7 @@ struct d32_buf {
 	/* truncation-alias: both windows, mapped; cpu points into lo */
 	void *win_hi;
 	void *win_lo;
+	bool win_claimed;		/* both windows request_mem_region()ed */
 	size_t win_off;
 	/* what the device is given */
 	struct d32_seg *segs;
@@ -744,14 +753,36 @@ static phys_addr_t d32_alias_lo(struct d32_dev *dd)
 	return alias_window & DMA_BIT_MASK(dd->dma_bits);
 }
 
+/*
+ * A window must be RAM the kernel does not use: RAM in the firmware's
+ * memory map (e820, before memmap= changed it) that is not System RAM,
+ * i.e. reserved with memmap=64K$ADDR. Anything else is memory the kernel
+ * owns or MMIO (the PCI hole), where 64 KiB of canaries must never go.
+ * Then it is claimed for the request, so that no other device (or driver)
+ * writes it at the same time.
+ */
 static int d32_alias_check(struct d32_dev *dd, phys_addr_t phys)
 {
+	phys_addr_t p;
+
 	if (region_intersects(phys, DMA32DEMO_ALIAS_WINDOW,
 			      IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) !=
 	    REGION_DISJOINT) {
 		dev_err_ratelimited(dd->dev, "truncation-alias: %#llx is memory the kernel uses; boot with memmap=64K$%#llx to reserve it\n",
 				    (u64)phys, (u64)phys);
 		return -EPERM;
+	}
+	for (p = phys; p < phys + DMA32DEMO_ALIAS_WINDOW; p += PAGE_SIZE) {
+		if (!e820__mapped_raw_any(p, p + PAGE_SIZE, E820_TYPE_RAM)) {
+			dev_err_ratelimited(dd->dev, "truncation-alias: %#llx is not RAM in the firmware's memory map (MMIO or a hole): refused\n",
+					    (u64)p);
+			return -EPERM;
+		}
+	}
+	if (!request_mem_region(phys, DMA32DEMO_ALIAS_WINDOW, dd->name)) {
+		dev_err_ratelimited(dd->dev, "truncation-alias: the window at %#llx is in use by another device or driver\n",
+				    (u64)phys);
+		return -EBUSY;
 	}
 	return 0;
 }
@@ -770,10 +801,14 @@ static int d32_alias_map(struct d32_req *rq, struct d32_buf *b)
 		return -EINVAL;
 	}
 	ret = d32_alias_check(dd, hi);
-	if (!ret)
-		ret = d32_alias_check(dd, lo);
 	if (ret)
 		return ret;
+	ret = d32_alias_check(dd, lo);
+	if (ret) {
+		release_mem_region(hi, DMA32DEMO_ALIAS_WINDOW);
+		return ret;
+	}
+	b->win_claimed = true;
 	b->win_hi = memremap(hi, DMA32DEMO_ALIAS_WINDOW, MEMREMAP_WB);
 	b->win_lo = memremap(lo, DMA32DEMO_ALIAS_WINDOW, MEMREMAP_WB);
 	if (!b->win_hi || !b->win_lo)
@@ -805,12 +840,17 @@ static u64 d32_alias_canaries(struct d32_buf *b, bool written)
 	return bad;
 }
 
-static void d32_alias_unmap(struct d32_buf *b)
+static void d32_alias_unmap(struct d32_dev *dd, struct d32_buf *b)
 {
 	if (b->win_hi)
 		memunmap(b->win_hi);
 	if (b->win_lo)
 		memunmap(b->win_lo);
+	if (b->win_claimed) {
+		release_mem_region(alias_window, DMA32DEMO_ALIAS_WINDOW);
+		release_mem_region(d32_alias_lo(dd), DMA32DEMO_ALIAS_WINDOW);
+	}
+	b->win_claimed = false;
 	b->win_hi = NULL;
 	b->win_lo = NULL;
 	b->cpu = NULL;
@@ -842,8 +882,8 @@ static void d32_buf_free(struct d32_dev *dd, struct d32_buf *b)
 {
 	unsigned int i;
 
-	if (b->win_hi || b->win_lo)
-		d32_alias_unmap(b);
+	if (b->win_hi || b->win_lo || b->win_claimed)
+		d32_alias_unmap(dd, b);
 	if (b->cpu) {
 		d32_coherent_account(dd, b->handle, b->size, -1);
 		dma_free_coherent(dd->dev, b->size, b->cpu, b->handle);
@@ -1568,7 +1608,16 @@ static int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 	};
 	u64 t0 = ktime_get_ns();
 	unsigned int i, nalloc = 0, nmapped = 0;
+	bool alias_locked = false;
 	int ret, vret;
+
+	if (r->strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS) {
+		/* The windows are shared: wait for another device's request */
+		ret = mutex_lock_killable(&d32_alias_lock);
+		if (ret)
+			goto free;
+		alias_locked = true;
+	}
 
 	switch (r->op) {
 	case DMA32DEMO_OP_FILL:
@@ -1654,7 +1703,7 @@ unmap:
 		res->alias_canary_errors = d32_alias_canaries(&rq.bufs[0],
 							      res->transfers);
 		dev_info(dd->dev, "truncation-alias: %llu bytes for %#llx %s; %llu other bytes changed in the windows\n",
-			 res->bytes, (u64)alias_window + rq.bufs[0].win_off,
+			 res->bytes, alias_window + rq.bufs[0].win_off,
 			 res->transfers ? "landed at its low alias" :
 			 "were refused by the device",
 			 res->alias_canary_errors);
@@ -1668,6 +1717,8 @@ free:
 		d32_buf_free(dd, &rq.bufs[i]);
 	kvfree(rq.jobs);
 	kvfree(rq.bufs);
+	if (alias_locked)
+		mutex_unlock(&d32_alias_lock);
 	res->ns = ktime_get_ns() - t0;
 	res->error = -ret;
 	d32_account(dd, res, ret);
@@ -1768,8 +1819,18 @@ static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
 		if (r->op != DMA32DEMO_OP_FILL || r->count != 1 ||
 		    r->size > DMA32DEMO_ALIAS_MAX)
 			return -EINVAL;
-		if (!alias_window)
+		if (!allow_unsafe) {
+			dev_err_ratelimited(dd->dev, "truncation-alias refused: it needs allow_unsafe=1\n");
 			return -EPERM;
+		}
+		if (!alias_window) {
+			dev_err_ratelimited(dd->dev, "truncation-alias refused: no alias_window\n");
+			return -EPERM;
+		}
+		if (!dd->dma_direct) {
+			dev_err_ratelimited(dd->dev, "truncation-alias refused: behind a translating IOMMU the window's address would be an IOVA, not the memory it names\n");
+			return -EPERM;
+		}
 	}
 	return 0;
 }

@@ -26,4 +26,16 @@ diag "$above buffer pages above 4 GiB reached through the IOMMU"
 [ $above -gt 0 ]
 check "pages above 4 GiB reached the 32-bit device without bouncing" $? "none above 4 GiB"
 
+# truncation-alias hands the device a physical address; behind a
+# translating IOMMU that address would be an IOVA, not the window
+rmmod dma32demo
+dmesg -c >/dev/null
+insmod /lib/modules/dma32demo.ko allow_unsafe=1 alias_window=0x110000000
+j=$(dma32ctl run --strategy truncation-alias --op fill --size 4K --json 2>&1)
+[ "$(jget errno "$j")" = EPERM ] && dmesg | grep -q 'truncation-alias refused: behind a translating IOMMU'
+check "truncation-alias refused behind the IOMMU (EPERM, one log line)" $? \
+	"$j; $(dmesg | grep dma32demo | tail -n 2 | tr '\n' ' ')"
+rmmod dma32demo
+insmod /lib/modules/dma32demo.ko
+
 finish

@@ -52,7 +52,7 @@ done
 
 # A window that is ordinary RAM is refused: the device would write it
 rmmod dma32demo 2>/dev/null
-insmod $ko alias_window=0x120000000
+insmod $ko allow_unsafe=1 alias_window=0x120000000
 j=$(dma32ctl run --strategy truncation-alias --op fill --size 4K --json 2>&1)
 [ "$(jget errno "$j")" = EPERM ] && dmesg | grep -q 'is memory the kernel uses; boot with memmap='
 check "a window in RAM the kernel uses is refused (EPERM, says how to reserve it)" $? "$j"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-guest: --append 'memmap=64K$0x110000000 memmap=64K$0x10000000 dma32demo.alias_window=0x110000000'
+# run-guest: --append 'memmap=64K$0x110000000 memmap=64K$0x10000000 dma32demo.alias_window=0x110000000 dma32demo.allow_unsafe=1'
 #
 # The same windows as truncation-alias.sh, on the default device, which
 # faults on an address beyond its reach instead of truncating it: the
