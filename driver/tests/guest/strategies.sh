@@ -18,7 +18,7 @@ sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
 diag "$(dma32ctl info --json)"
 dma32ctl reset
 # swiotlb's own count of bounced mappings, where the kernel has it
-# (kernel-patches/0004); nothing else in the guest does DMA.
+# (kernel-patches 6.1/0006, 6.12/0003); nothing else in the guest does DMA.
 tlb=/sys/kernel/debug/swiotlb/io_tlb_bounced
 tlb0=$(cat $tlb 2>/dev/null)
 
