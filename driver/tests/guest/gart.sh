@@ -60,9 +60,12 @@ check "the IOMMU area is $iommu_pages pages of the aperture" $? "Reserving '${io
 diag "aperture $(printf '%#x-%#x' $aper_base $((aper_end - 1))), IOMMU area from $(printf '%#x' $bus_base)"
 
 # No swiotlb: the GART driver turns it off (x86_swiotlb_enable = false),
-# the pool is freed and its debugfs directory never made.
-nslabs=$(cat /sys/kernel/debug/swiotlb/io_tlb_nslabs 2>/dev/null || echo 0)
-[ "$nslabs" = 0 ] && ! grep -q 'software bounce buffering' /tmp/boot.dmesg
+# the pool is freed and its debugfs directory never made. debugfs itself
+# is there: the GART's own directory is.
+nslabs=absent
+[ -e /sys/kernel/debug/swiotlb/io_tlb_nslabs ] && nslabs=$(cat /sys/kernel/debug/swiotlb/io_tlb_nslabs)
+[ -d /sys/kernel/debug/gart ] && { [ "$nslabs" = absent ] || [ "$nslabs" = 0 ]; } &&
+	! grep -q 'software bounce buffering' /tmp/boot.dmesg
 check "swiotlb is not in use (no pool, no bounce buffering)" $? \
 	"io_tlb_nslabs=$nslabs; $(grep -E 'swiotlb|software IO TLB|bounce' /tmp/boot.dmesg)"
 
