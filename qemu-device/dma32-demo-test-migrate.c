@@ -134,6 +134,26 @@ static void migrate_to_file(QTestState *qts, const char *file)
 }
 
 /*
+ * A q35 machine with the device at 04.0 that takes its state from @file,
+ * paused once the state is in, its BAR found
+ */
+static Dev *dev_incoming(const char *fw_args, const char *file)
+{
+    Dev *d = g_new0(Dev, 1);
+
+    d->qts = qtest_initf("%s -M q35 -m 6G -nodefaults "
+                         "-device dma32-demo,id=d0,addr=04.0 "
+                         "-incoming 'exec:cat %s'", fw_args, file);
+    wait_qmp_status(d->qts, "query-status", "status", "paused");
+    d->bus = qpci_new_pc(d->qts, NULL);
+    d->pdev = qpci_device_find(d->bus, DEV_DEVFN);
+    g_assert(d->pdev);
+    d->bar.addr = qpci_config_readl(d->pdev, PCI_BASE_ADDRESS_0) &
+                  PCI_BASE_ADDRESS_MEM_MASK;
+    return d;
+}
+
+/*
  * dma-bits, ring-bits, overflow and max-xfer travel in the stream and
  * must match the destination's: a destination configured otherwise
  * refuses the state (QEMU exits) rather than running the guest's rings
@@ -239,16 +259,7 @@ static void test_migrate_masked(void)
     memset(state + at - 12, 0xff, 12);
     g_assert(g_file_set_contents(file, state, len, NULL));
 
-    d = g_new0(Dev, 1);
-    d->qts = qtest_initf("%s -M q35 -m 6G -nodefaults "
-                         "-device dma32-demo,id=d0,addr=04.0 "
-                         "-incoming 'exec:cat %s'", fw_args, file);
-    wait_qmp_status(d->qts, "query-status", "status", "paused");
-    d->bus = qpci_new_pc(d->qts, NULL);
-    d->pdev = qpci_device_find(d->bus, DEV_DEVFN);
-    g_assert(d->pdev);
-    d->bar.addr = qpci_config_readl(d->pdev, PCI_BASE_ADDRESS_0) &
-                  PCI_BASE_ADDRESS_MEM_MASK;
+    d = dev_incoming(fw_args, file);
     g_assert_cmphex(rd64(d, DMA32_DEMO_REG_RING_BASE_LO), ==, ODD_RING_BASE);
     g_assert_cmphex(rd(d, DMA32_DEMO_REG_CTRL), ==, DMA32_DEMO_CTRL_ENABLE);
     g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_STATUS), ==, DMA32_DEMO_INT_ALL);
@@ -414,16 +425,7 @@ static void test_migrate_under_way(void)
     g_assert(g_file_get_contents(file, &state, &state_len, NULL));
     g_assert(memmem(state, state_len, "dma32-demo/descriptor", 21));
 
-    d = g_new0(Dev, 1);
-    d->qts = qtest_initf("%s -M q35 -m 6G -nodefaults "
-                         "-device dma32-demo,id=d0,addr=04.0 "
-                         "-incoming 'exec:cat %s'", fw_args, file);
-    wait_qmp_status(d->qts, "query-status", "status", "paused");
-    d->bus = qpci_new_pc(d->qts, NULL);
-    d->pdev = qpci_device_find(d->bus, DEV_DEVFN);
-    g_assert(d->pdev);
-    d->bar.addr = qpci_config_readl(d->pdev, PCI_BASE_ADDRESS_0) &
-                  PCI_BASE_ADDRESS_MEM_MASK;
+    d = dev_incoming(fw_args, file);
     d->ring = RING_ADDR;
     d->ring_size = RING_ENTRIES;
     g_assert_cmpuint(rd64(d, DMA32_DEMO_REG_CNT_BYTES_WRITTEN), ==, at_stop);
