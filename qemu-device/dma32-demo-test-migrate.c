@@ -282,6 +282,19 @@ static void test_migrate_masked(void)
 #define BOUNCED_PER_RUN     ((uint64_t)(256 * KiB_))
 
 /*
+ * MMCONFIG on, a ring at RING_ADDR holding @desc in slot 0, the VM stopped
+ * and the doorbell rung: the descriptor starts only when the VM runs
+ */
+static void ring_one_stopped(Dev *d, const Desc *desc)
+{
+    mmcfg_enable(d);
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    desc_write(d, 0, desc);
+    qobject_unref(qtest_qmp(d->qts, "{'execute': 'stop'}"));
+    wr(d, DMA32_DEMO_REG_DOORBELL, 1);
+}
+
+/*
  * With the VM stopped and a descriptor rung: let the VM run for as long
  * as QEMU takes to dispatch a 'stop' sent right behind 'cont' (as many
  * bottom-half runs as happen while the monitor thread reads the 'stop'),
@@ -339,12 +352,8 @@ static void test_qmp_during_mmio(void)
     QDict *rsp;
     Done done;
 
-    mmcfg_enable(d);
-    ring_start(d, RING_ADDR, RING_ENTRIES);
-    desc_write(d, 0, &(Desc) { .op = DMA32_DEMO_OP_FILL, .len = len,
-                               .dst = MMCFG_NOBODY, .seed = 1 });
-    qobject_unref(qtest_qmp(d->qts, "{'execute': 'stop'}"));
-    wr(d, DMA32_DEMO_REG_DOORBELL, 1);
+    ring_one_stopped(d, &(Desc) { .op = DMA32_DEMO_OP_FILL, .len = len,
+                                  .dst = MMCFG_NOBODY, .seed = 1 });
     d->tail = 1;
     t0 = g_get_monotonic_time();
     qtest_qmp_send(d->qts, "{'execute': 'cont'}");
@@ -404,13 +413,9 @@ static void test_migrate_under_way(void)
 
     g_assert(dir);
     d = dev_start(NULL);
-    mmcfg_enable(d);
-    ring_start(d, RING_ADDR, RING_ENTRIES);
     canary_set(d, BUF_A, len);
-    desc_write(d, 0, &(Desc) { .op = DMA32_DEMO_OP_COPY, .len = len,
-                               .src = MMCFG_NOBODY, .dst = BUF_A });
-    qobject_unref(qtest_qmp(d->qts, "{'execute': 'stop'}"));
-    wr(d, DMA32_DEMO_REG_DOORBELL, 1);
+    ring_one_stopped(d, &(Desc) { .op = DMA32_DEMO_OP_COPY, .len = len,
+                                  .src = MMCFG_NOBODY, .dst = BUF_A });
     at_stop = step_under_way(d, 0, 0, len);
     g_assert_cmpuint(rd64(d, DMA32_DEMO_REG_CNT_BYTES_READ), ==, at_stop);
     wr(d, DMA32_DEMO_REG_DOORBELL, 0);
@@ -459,12 +464,8 @@ static void test_abandon_under_way(void)
     uint64_t at;
     Done done;
 
-    mmcfg_enable(d);
-    ring_start(d, RING_ADDR, RING_ENTRIES);
-    desc_write(d, 0, &(Desc) { .op = DMA32_DEMO_OP_FILL, .len = len,
-                               .dst = MMCFG_NOBODY, .seed = 1 });
-    qobject_unref(qtest_qmp(d->qts, "{'execute': 'stop'}"));
-    wr(d, DMA32_DEMO_REG_DOORBELL, 1);
+    ring_one_stopped(d, &(Desc) { .op = DMA32_DEMO_OP_FILL, .len = len,
+                                  .dst = MMCFG_NOBODY, .seed = 1 });
     at = step_under_way(d, 0, 0, len);
 
     /* the same ring again: index 0 is a new descriptor */
