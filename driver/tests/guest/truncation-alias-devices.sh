@@ -74,9 +74,5 @@ j=$(dma32ctl run --strategy truncation-alias --op fill --size 4K --json 2>&1)
 [ "$(jget errno "$j")" = EPERM ] && dmesg | grep -q 'truncation-alias refused: it needs allow_unsafe=1'
 check "without allow_unsafe=1 truncation-alias is refused (EPERM, one log line)" $? "$j"
 
-rmmod dma32demo
-insmod $ko
-j=$(dma32ctl run --strategy streaming --op copy --size 256K --count 4 --verify --json 2>&1)
-[ "$(jget buffers_verified "$j")" = 4 ]
-check "afterwards ordinary requests verify" $? "$j"
+check_reloaded_verifies
 finish
