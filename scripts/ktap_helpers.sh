@@ -18,6 +18,12 @@
 #                                          sets stays set); pass when it
 #                                          succeeds, else fail with what
 #                                          it printed as diagnostics
+#   ktap_test_status DESCRIPTION STATUS [REASON]
+#                                          pass when STATUS (a command's
+#                                          $?) is 0, else fail with REASON;
+#                                          for a check whose diagnostics
+#                                          are built from several commands
+#                                          (kselftest has no such helper)
 #   ktap_print_msg TEXT...                 one diagnostic line
 #   ktap_print_lines < FILE                each line as a diagnostic
 #   ktap_finished                          print everything; exit 1 when a
@@ -59,6 +65,13 @@ ktap_test_result() {
 		ktap_print_lines <"$ktap_out_"
 	fi
 	rm -f "$ktap_out_"
+}
+ktap_test_status() {
+	if [ "$2" = 0 ]; then
+		ktap_test_pass "$1"
+	else
+		ktap_test_fail "$1" "${3:-}"
+	fi
 }
 ktap_print_msg() { ktap_line_ "# $*"; }
 ktap_print_lines() { sed 's/^/# /' >>"$KTAP_RESULTS"; }

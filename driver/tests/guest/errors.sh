@@ -10,7 +10,7 @@
 . "$(dirname "$0")/ktap.sh.inc"
 works() {
 	j=$(dma32ctl run --strategy streaming --op copy --size 128K --count 2 --verify --json 2>&1)
-	check "the next request works ($1)" $? "$j"
+	ktap_test_status "the next request works ($1)" $? "$j"
 }
 
 require_device
@@ -19,17 +19,17 @@ sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
 err=$(dma32ctl run --strategy unsafe-raw --op fill --size 4K 2>&1 >/dev/null)
 rc=$?
 [ $rc = 1 ] && echo "$err" | grep -q EPERM
-check "dma32ctl: unsafe-raw without allow_unsafe exits 1 naming EPERM" $? "rc=$rc: $err"
+ktap_test_status "dma32ctl: unsafe-raw without allow_unsafe exits 1 naming EPERM" $? "rc=$rc: $err"
 
 err=$(dma32ctl run --strategy coherent --op fill --size 0 2>&1 >/dev/null)
 rc=$?
 [ $rc = 1 ] && echo "$err" | grep -q EINVAL
-check "dma32ctl: size 0 exits 1 naming EINVAL" $? "rc=$rc: $err"
+ktap_test_status "dma32ctl: size 0 exits 1 naming EINVAL" $? "rc=$rc: $err"
 
 err=$(dma32ctl run --strategy bogus --op fill --size 4K 2>&1 >/dev/null)
 rc=$?
 [ $rc = 2 ] && [ "$(echo "$err" | wc -l)" = 1 ]
-check "dma32ctl: unknown strategy is a one-line usage error" $? "rc=$rc: $err"
+ktap_test_status "dma32ctl: unknown strategy is a one-line usage error" $? "rc=$rc: $err"
 
 # Sizes: a digit must start them and a suffix must not shift bits out
 bad=
@@ -42,7 +42,7 @@ err=$(dma32ctl run --strategy coherent --op fill --size 4K --count ' 2' 2>&1 >/d
 rc=$?
 [ $rc = 2 ] && echo "$err" | grep -q "bad --count" || bad="$bad [count ' 2']:rc=$rc"
 [ -z "$bad" ]
-check "dma32ctl: sizes with white space, a sign or an overflowing suffix are usage errors" $? "$bad"
+ktap_test_status "dma32ctl: sizes with white space, a sign or an overflowing suffix are usage errors" $? "$bad"
 # --counter: up to 32 files (the demo reads more than 16), the 33rd a usage error
 cdir=$(mktemp -d)
 set --
@@ -56,11 +56,11 @@ j=$(dma32ctl run --strategy coherent --op fill --size 4K "$@" --json 2>&1)
 rc=$?
 [ $rc = 0 ] && echo "$j" | grep -q "\"$cdir/c0\":{\"before\":0,\"after\":0}" &&
 	echo "$j" | grep -q "\"$cdir/c31\":{\"before\":31,\"after\":31}"
-check "dma32ctl: 32 --counter files are read" $? "rc=$rc: $j"
+ktap_test_status "dma32ctl: 32 --counter files are read" $? "rc=$rc: $j"
 err=$(dma32ctl run --strategy coherent --op fill --size 4K "$@" --counter "$cdir/c32" 2>&1 >/dev/null)
 rc=$?
 [ $rc = 2 ] && [ "$(echo "$err" | wc -l)" = 1 ] && echo "$err" | grep -q "at most 32 --counter files"
-check "dma32ctl: a 33rd --counter file is a one-line usage error" $? "rc=$rc: $err"
+ktap_test_status "dma32ctl: a 33rd --counter file is a one-line usage error" $? "rc=$rc: $err"
 set --
 rm -r "$cdir"
 
@@ -69,7 +69,7 @@ for v in 4K 4KiB 4096 0x1000 4kB 1M; do
 	dma32ctl run --strategy coherent --op fill --size "$v" --verify >/dev/null 2>&1 || bad="$bad $v"
 done
 [ -z "$bad" ]
-check "dma32ctl: 4K, 4KiB, 4096, 0x1000, 4kB and 1M are accepted" $? "refused:$bad"
+ktap_test_status "dma32ctl: 4K, 4KiB, 4096, 0x1000, 4kB and 1M are accepted" $? "refused:$bad"
 
 # A device that never completes
 t0=$(date +%s)
@@ -78,10 +78,10 @@ rc=$?
 t1=$(date +%s)
 [ $rc = 1 ] && [ "$(jget errno "$j")" = ETIMEDOUT ] && [ "$(jget timeouts "$j")" = 1 ] &&
 	[ "$(jget resets "$j")" = 1 ] && [ "$(jget transfers "$j")" = 0 ]
-check "stalled device gives ETIMEDOUT and a reset (took $((t1 - t0)) s)" $? "rc=$rc $j"
+ktap_test_status "stalled device gives ETIMEDOUT and a reset (took $((t1 - t0)) s)" $? "rc=$rc $j"
 works "after a timeout"
 [ "$(cat "$sysdir/timeouts")" = 1 ] && [ "$(cat "$sysdir/resets")" = 1 ]
-check "sysfs counts the timeout and the reset" $? "timeouts=$(cat "$sysdir/timeouts") resets=$(cat "$sysdir/resets")"
+ktap_test_status "sysfs counts the timeout and the reset" $? "timeouts=$(cat "$sysdir/timeouts") resets=$(cat "$sysdir/resets")"
 
 # A bus error on the first transfer
 j=$(dma32ctl run --strategy streaming-dma32 --op checksum --size 64K --count 2 --inject bus-error --verify --json 2>/dev/null)
@@ -90,33 +90,33 @@ fa=$(jget fault_addr "$j")
 [ $rc = 1 ] && [ "$(jget errno "$j")" = EIO ] && [ "$(jget device_faults "$j")" = 1 ] &&
 	[ "$(jget dev_status "$j")" = 3 ] && [ "${fa:-0}" -gt 0 ] &&
 	[ "$fa" = "$(jget latched_fault_addr "$j")" ]
-check "bus error gives EIO with the fault address $(printf '%#x' "${fa:-0}")" $? "rc=$rc $j"
+ktap_test_status "bus error gives EIO with the fault address $(printf '%#x' "${fa:-0}")" $? "rc=$rc $j"
 works "after a bus error"
 
 # swiotlb full: 96 MiB of buffers above 4 GiB, mapped at once, need more
 # bounce space than the 64 MiB pool
 nslabs=$(cat /sys/kernel/debug/swiotlb/io_tlb_nslabs 2>/dev/null)
-diag "swiotlb: $nslabs slabs ($((${nslabs:-0} * 2048 / 1048576)) MiB)"
+ktap_print_msg "swiotlb: $nslabs slabs ($((${nslabs:-0} * 2048 / 1048576)) MiB)"
 full0=$(cat /sys/kernel/debug/swiotlb/io_tlb_full 2>/dev/null)
 j=$(dma32ctl run --strategy streaming --op fill --size 1M --count 96 --json 2>/dev/null)
 rc=$?
 full1=$(cat /sys/kernel/debug/swiotlb/io_tlb_full 2>/dev/null)
 [ $rc = 1 ] && [ "$(jget errno "$j")" = ENOMEM ] && [ "$(jget alloc_failures "$j")" = 1 ] &&
 	[ "$(jget bounced "$j")" -gt 0 ]
-check "swiotlb full gives ENOMEM ($(jget bounced_bytes "$j") bytes bounced before)" $? "rc=$rc $j"
+ktap_test_status "swiotlb full gives ENOMEM ($(jget bounced_bytes "$j") bytes bounced before)" $? "rc=$rc $j"
 if [ -n "$full0" ]; then
 	[ $((full1 - full0)) = 1 ]
-	check "swiotlb's io_tlb_full counted exactly that one refusal" $? "$full0 -> $full1"
+	ktap_test_status "swiotlb's io_tlb_full counted exactly that one refusal" $? "$full0 -> $full1"
 else
-	ok "swiotlb's io_tlb_full counted exactly that one refusal # SKIP no io_tlb_full"
+	ktap_test_pass "swiotlb's io_tlb_full counted exactly that one refusal # SKIP no io_tlb_full"
 fi
 ! dmesg | grep -q "swiotlb buffer is full"
-check "no 'swiotlb buffer is full' warning" $? "$(dmesg | grep swiotlb | tail -n 2)"
+ktap_test_status "no 'swiotlb buffer is full' warning" $? "$(dmesg | grep swiotlb | tail -n 2)"
 used=$(cat /sys/kernel/debug/swiotlb/io_tlb_used 2>&1)
 [ "$used" = 0 ]
-check "swiotlb slots all released" $? "io_tlb_used=$used"
+ktap_test_status "swiotlb slots all released" $? "io_tlb_used=$used"
 works "after swiotlb ran out"
 
 check_only_ring_held
 
-finish
+ktap_finished

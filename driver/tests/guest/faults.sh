@@ -47,9 +47,9 @@ dma32ctl reset
 
 # swiotlb exhaustion
 nslabs=$(cat $D/io_tlb_nslabs 2>/dev/null)
-diag "swiotlb: ${nslabs:-?} slabs"
+ktap_print_msg "swiotlb: ${nslabs:-?} slabs"
 [ "${nslabs:-128}" = 128 ]
-check "swiotlb pool is 128 slabs (256 KiB)" $? "io_tlb_nslabs=$nslabs"
+ktap_test_status "swiotlb pool is 128 slabs (256 KiB)" $? "io_tlb_nslabs=$nslabs"
 full0=$(cat $D/io_tlb_full 2>/dev/null)
 refused=0 bad=
 for spec in "streaming fill 1M 1" "streaming copy 512K 1" "user checksum 1M 1" \
@@ -64,19 +64,19 @@ for spec in "streaming fill 1M 1" "streaming copy 512K 1" "user checksum 1M 1" \
 	fi
 done
 [ -z "$bad" ]
-check "5 requests larger than the pool: ENOMEM each" $? "$bad"
+ktap_test_status "5 requests larger than the pool: ENOMEM each" $? "$bad"
 if [ -n "$full0" ]; then
 	full1=$(cat $D/io_tlb_full)
 	[ $((full1 - full0)) = $refused ]
-	check "io_tlb_full rose by $refused, one per refused request" $? "$full0 -> $full1"
+	ktap_test_status "io_tlb_full rose by $refused, one per refused request" $? "$full0 -> $full1"
 else
-	ok "io_tlb_full rose by one per refused request # SKIP no $D/io_tlb_full"
+	ktap_test_pass "io_tlb_full rose by one per refused request # SKIP no $D/io_tlb_full"
 fi
 ! dmesg | grep -q "swiotlb buffer is full"
-check "no 'swiotlb buffer is full' line (DMA_ATTR_NO_WARN)" $? "$(dmesg | grep 'swiotlb buffer is full' | head -n 1)"
+ktap_test_status "no 'swiotlb buffer is full' line (DMA_ATTR_NO_WARN)" $? "$(dmesg | grep 'swiotlb buffer is full' | head -n 1)"
 used=$(cat $D/io_tlb_used 2>&1)
 [ "$used" = 0 ]
-check "no slot left mapped after the refusals" $? "io_tlb_used=$used"
+ktap_test_status "no slot left mapped after the refusals" $? "io_tlb_used=$used"
 bad=
 for spec in "streaming fill 128K 1" "streaming copy 64K 1" "user checksum 128K 1" "user copy 64K 1"; do
 	# shellcheck disable=SC2086 # four words, split on purpose
@@ -84,14 +84,14 @@ for spec in "streaming fill 128K 1" "streaming copy 64K 1" "user checksum 128K 1
 	run --strategy "$1" --op "$2" --size "$3" --count "$4" --verify || bad="$bad [$spec: $j]"
 done
 [ -z "$bad" ]
-check "smaller requests that fit the pool then succeed" $? "$bad"
+ktap_test_status "smaller requests that fit the pool then succeed" $? "$bad"
 bad=
 for strat in coherent streaming-dma32; do
 	run --strategy $strat --op copy --size 1M --count 2 --verify || bad="$bad [$strat: $j]"
 	[ "$(jget bounced "$j")" = 0 ] || bad="$bad [$strat bounced: $j]"
 done
 [ -z "$bad" ]
-check "coherent and streaming-dma32 copy 4 MiB without the pool" $? "$bad"
+ktap_test_status "coherent and streaming-dma32 copy 4 MiB without the pool" $? "$bad"
 
 # Bus errors everywhere. 32 KiB buffers: a copy maps four, half the pool.
 # At 64 KiB a copy needs the whole 256 KiB pool in runs of up to 16 pages,
@@ -111,7 +111,7 @@ for strat in coherent streaming streaming-dma32 user; do
 	done
 done
 [ -z "$bad" ]
-check "bus error in each strategy x op: EIO with the fault address, the next request works" $? "$bad"
+ktap_test_status "bus error in each strategy x op: EIO with the fault address, the next request works" $? "$bad"
 
 # Stalls
 bad=
@@ -124,24 +124,24 @@ for strat in streaming user; do
 	run --strategy $strat --op copy --size 64K --verify || bad="$bad [$strat after: $j]"
 done
 [ -z "$bad" ]
-check "stall in streaming and user: ETIMEDOUT, a reset, the next request works" $? "$bad"
+ktap_test_status "stall in streaming and user: ETIMEDOUT, a reset, the next request works" $? "$bad"
 
 # An address fault does not consume an injected bus error
 run --strategy unsafe-raw --op fill --size 64K --count 2 --inject bus-error
 e=$(jget errno "$j")
 if [ "$(jget mappings_above_4g "$j")" = 0 ]; then
-	ok "unsafe-raw address fault with a bus error injected: the next request works # SKIP no page above 4 GiB"
+	ktap_test_pass "unsafe-raw address fault with a bus error injected: the next request works # SKIP no page above 4 GiB"
 else
 	run --strategy coherent --op fill --size 4K --verify
-	check "unsafe-raw address fault ($e) with a bus error injected: the next request works" $rc "$j"
+	ktap_test_status "unsafe-raw address fault ($e) with a bus error injected: the next request works" $rc "$j"
 fi
 
 mism=$(stats_mismatch device_faults:$s_faults timeouts:$s_timeouts resets:$s_resets alloc_failures:$s_alloc)
 [ -z "$mism" ]
-check "sysfs device_faults $s_faults, timeouts $s_timeouts, resets $s_resets, alloc_failures $s_alloc == the sums" $? "$mism"
+ktap_test_status "sysfs device_faults $s_faults, timeouts $s_timeouts, resets $s_resets, alloc_failures $s_alloc == the sums" $? "$mism"
 used=$(cat $D/io_tlb_used 2>&1)
 ring=$(($(jget ring_entries "$(dma32ctl info --json)") * 64))
 [ "$used" = 0 ] && [ "$(cat "$sysdir/coherent_bytes_held")" = "$ring" ]
-check "at the end nothing is mapped or held" $? "io_tlb_used=$used held=$(cat "$sysdir/coherent_bytes_held")"
+ktap_test_status "at the end nothing is mapped or held" $? "io_tlb_used=$used held=$(cat "$sysdir/coherent_bytes_held")"
 
-finish
+ktap_finished

@@ -40,31 +40,31 @@ m0=$(meminfo)
 dma32demo-fuzz --seed "$SEED" --calls $CALLS --seconds "$SECS" >/tmp/fuzz.out 2>/tmp/fuzz.err
 rc=$?
 sum=$(grep '^fuzz: seed' /tmp/fuzz.out)
-diag "$sum"
-head -n 20 /tmp/fuzz.err | while IFS= read -r line; do diag "$line"; done
+ktap_print_msg "$sum"
+head -n 20 /tmp/fuzz.err | while IFS= read -r line; do ktap_print_msg "$line"; done
 calls=$(echo "$sum" | sed -n 's/.* calls \([0-9]*\) .*/\1/p')
 [ $rc = 0 ] && [ "${calls:-0}" -ge $CALLS ]
-check "fuzz: ${calls:-0} calls, seed $SEED, every errno as predicted" $? "rc=$rc"
+ktap_test_status "fuzz: ${calls:-0} calls, seed $SEED, every errno as predicted" $? "rc=$rc"
 echo "$sum" | grep -q 'canary_violations 0 '
-check "fuzz: 0 canary violations around user buffers and ioctl arguments" $? "$sum"
+ktap_test_status "fuzz: 0 canary violations around user buffers and ioctl arguments" $? "$sum"
 echo "$sum" | grep -q 'mismatches 0 '
-check "fuzz: 0 mismatched bytes in requests that succeeded" $? "$sum"
+ktap_test_status "fuzz: 0 mismatched bytes in requests that succeeded" $? "$sum"
 echo "$sum" | grep -q ' unexpected 0$'
-check "fuzz: 0 unexpected results" $? "$sum"
+ktap_test_status "fuzz: 0 unexpected results" $? "$sum"
 
 check_every_strategy_verifies "after the fuzzer, every strategy x op verifies" 96K 3
 
 check_only_ring_held
 used=$(cat /sys/kernel/debug/swiotlb/io_tlb_used 2>&1)
 [ "$used" = 0 ]
-check "no swiotlb slot left mapped" $? "io_tlb_used=$used"
+ktap_test_status "no swiotlb slot left mapped" $? "io_tlb_used=$used"
 for p in timeout_ms max_request_mb; do
 	v=$(cat /sys/module/dma32demo/parameters/$p)
-	diag "parameter $p = $v after the fuzzer"
+	ktap_print_msg "parameter $p = $v after the fuzzer"
 done
 [ "$(cat /sys/module/dma32demo/parameters/timeout_ms)" = 300 ] &&
 	[ "$(cat /sys/module/dma32demo/parameters/max_request_mb)" = 1024 ]
-check "module parameters restored after the random writes" $? "see diagnostics"
+ktap_test_status "module parameters restored after the random writes" $? "see diagnostics"
 
 # Leaks: the first run also fills caches for good (slab), so free memory
 # moves over it (diagnostic only). Then the first $AGAIN calls again,
@@ -93,21 +93,21 @@ while [ $i -lt $windows ]; do
 	[ $(($2 - s0)) -ge 64 ] && slab_grew=$((slab_grew + 1))
 done
 # shellcheck disable=SC2086 # two numbers each, split on purpose
-diag "free (incl. per-cpu lists)/SUnreclaim kB: before $(echo $m0 | tr ' ' /), after the $CALLS calls $(echo $m1 | tr ' ' /), after $windows x $AGAIN more $1/$2"
+ktap_print_msg "free (incl. per-cpu lists)/SUnreclaim kB: before $(echo $m0 | tr ' ' /), after the $CALLS calls $(echo $m1 | tr ' ' /), after $windows x $AGAIN more $1/$2"
 if debug_kernel; then
 	[ $rc = 0 ]
-	check "$AGAIN calls again; leaks judged by kmemleak at the end of the run (debug kernel)" $? \
+	ktap_test_status "$AGAIN calls again; leaks judged by kmemleak at the end of the run (debug kernel)" $? \
 		"rc=$rc $(tail -n 1 /tmp/fuzz2.out)"
 else
 	[ $rc = 0 ] && [ $free_grew -lt $windows ] && [ $slab_grew -lt $windows ]
-	check "no leak: $windows x $AGAIN calls again change free memory by$free_seen kB, SUnreclaim by$slab_seen kB" $? \
+	ktap_test_status "no leak: $windows x $AGAIN calls again change free memory by$free_seen kB, SUnreclaim by$slab_seen kB" $? \
 		"rc=$rc $(tail -n 1 /tmp/fuzz2.out)"
 fi
 
 rmmod dma32demo
-check "rmmod after the fuzzer" $? "rmmod failed"
+ktap_test_status "rmmod after the fuzzer" $? "rmmod failed"
 insmod /lib/modules/dma32demo.ko
 j=$(dma32ctl run --strategy streaming --op copy --size 64K --count 2 --verify --json 2>&1)
-check "insmod again: requests verify" $? "$j"
+ktap_test_status "insmod again: requests verify" $? "$j"
 
-finish
+ktap_finished

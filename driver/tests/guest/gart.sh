@@ -30,10 +30,10 @@ nb_reg() {
 
 ids=$(cat "$NB.0/vendor" "$NB.0/device" "$NB.3/vendor" "$NB.3/device" 2>&1 | tr '\n' ' ')
 [ "$ids" = "0x1022 0x1100 0x1022 0x1103 " ]
-check "the K8 northbridge is at 00:18.0 (1022:1100) and 00:18.3 (1022:1103)" $? "$ids"
+ktap_test_status "the K8 northbridge is at 00:18.0 (1022:1100) and 00:18.3 (1022:1103)" $? "$ids"
 
 grep -q 'PCI-DMA: using GART IOMMU' /tmp/boot.dmesg
-check "the kernel uses the GART IOMMU" $? "$(grep -E 'PCI-DMA|aperture|swiotlb|software IO TLB' /tmp/boot.dmesg)"
+ktap_test_status "the kernel uses the GART IOMMU" $? "$(grep -E 'PCI-DMA|aperture|swiotlb|software IO TLB' /tmp/boot.dmesg)"
 
 # The aperture the kernel took from RAM, the size the command line asked
 # for (iommu=memaper=N: 32 MiB << N), and what the northbridge holds.
@@ -42,13 +42,13 @@ aper_base=$(echo "$line" | sed -n 's/.*\[mem \(0x[0-9a-f]*\)-.*/\1/p')
 aper_kb=$(echo "$line" | sed -n 's/.*(\([0-9]*\)KB)$/\1/p')
 order=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^iommu=memaper=\([0-9]\)$/\1/p')
 [ -n "$aper_base" ] && [ -n "$order" ] && [ "$aper_kb" = $((32768 << order)) ]
-check "the aperture is $((32 << ${order:-0})) MiB of RAM at ${aper_base:-?}, as iommu=memaper=${order:-?} asks" $? \
+ktap_test_status "the aperture is $((32 << ${order:-0})) MiB of RAM at ${aper_base:-?}, as iommu=memaper=${order:-?} asks" $? \
 	"log: '$line'; cmdline: $(cat /proc/cmdline)"
 aper_base=$((${aper_base:-0})) aper_size=$((${aper_kb:-0} * 1024))
 ctl=$(nb_reg 0x90) base=$(($(nb_reg 0x94) & 0x7fff)) table=$(nb_reg 0x98)
 [ $((ctl & 1)) = 1 ] && [ $((ctl & 0x20)) = 0 ] && [ $(((ctl >> 1) & 7)) = "${order:-x}" ] &&
 	[ $((base << 25)) = $aper_base ] && [ "$table" != 0 ]
-check "the northbridge translates that aperture (GartEn, order ${order:-?}, base, table set)" $? \
+ktap_test_status "the northbridge translates that aperture (GartEn, order ${order:-?}, base, table set)" $? \
 	"$(printf 'ctl %#x base %#x table %#x' "$ctl" "$base" "$table")"
 iommu_mb=$(sed -n 's/.*PCI-DMA: Reserving \([0-9]*\)MB of IOMMU area.*/\1/p' /tmp/boot.dmesg)
 # The part of the aperture the kernel maps DMA into: its top iommu_mb MiB
@@ -56,8 +56,8 @@ iommu_mb=$(sed -n 's/.*PCI-DMA: Reserving \([0-9]*\)MB of IOMMU area.*/\1/p' /tm
 iommu_pages=$((${iommu_mb:-0} * 256))
 bus_base=$((aper_base + aper_size - iommu_pages * 4096)) aper_end=$((aper_base + aper_size))
 [ "$iommu_pages" -gt 16 ] && [ $((iommu_pages * 4096)) -le $aper_size ]
-check "the IOMMU area is $iommu_pages pages of the aperture" $? "Reserving '${iommu_mb}' MB, aperture $aper_size bytes"
-diag "aperture $(printf '%#x-%#x' $aper_base $((aper_end - 1))), IOMMU area from $(printf '%#x' $bus_base)"
+ktap_test_status "the IOMMU area is $iommu_pages pages of the aperture" $? "Reserving '${iommu_mb}' MB, aperture $aper_size bytes"
+ktap_print_msg "aperture $(printf '%#x-%#x' $aper_base $((aper_end - 1))), IOMMU area from $(printf '%#x' $bus_base)"
 
 # No swiotlb: the GART driver turns it off (x86_swiotlb_enable = false),
 # the pool is freed and its debugfs directory never made. debugfs itself
@@ -66,7 +66,7 @@ nslabs=absent
 [ -e /sys/kernel/debug/swiotlb/io_tlb_nslabs ] && nslabs=$(cat /sys/kernel/debug/swiotlb/io_tlb_nslabs)
 [ -d /sys/kernel/debug/gart ] && { [ "$nslabs" = absent ] || [ "$nslabs" = 0 ]; } &&
 	! grep -q 'software bounce buffering' /tmp/boot.dmesg
-check "swiotlb is not in use (no pool, no bounce buffering)" $? \
+ktap_test_status "swiotlb is not in use (no pool, no bounce buffering)" $? \
 	"io_tlb_nslabs=$nslabs; $(grep -E 'swiotlb|software IO TLB|bounce' /tmp/boot.dmesg)"
 
 # Every strategy through the GART: verified, nothing bounced.
@@ -79,7 +79,7 @@ for strat in coherent streaming streaming-dma32 user; do
 	done
 done
 [ -z "$bad" ]
-check "every strategy x op verifies with 0 bounced" $? "$bad"
+ktap_test_status "every strategy x op verifies with 0 bounced" $? "$bad"
 
 # check_runs JSON: every run above 4 GiB got DMA addresses inside the IOMMU
 # area, every run below 4 GiB its physical address (the GART maps only what
@@ -110,7 +110,7 @@ for op in fill checksum copy; do
 	[ $rc = 0 ] && [ "$(jget buffers_verified "$j")" = 16 ] && [ "$(jget bounced "$j")" = 0 ] &&
 		[ "$(jget runs_dropped "$j")" = 0 ] && [ "${above:-0}" -gt 0 ] &&
 		[ "$through" = "$above" ] && [ -z "$bad" ]
-	check "streaming $op: $above pages above 4 GiB through aperture addresses, verified, 0 bounced" $? \
+	ktap_test_status "streaming $op: $above pages above 4 GiB through aperture addresses, verified, 0 bounced" $? \
 		"rc=$rc through=$through; wrong runs:$bad; $j"
 done
 
@@ -132,14 +132,14 @@ full0=$(dmesg | grep -c 'PCI-DMA: Out of IOMMU space')
 # piece at its top is less than one piece.
 request $fits
 [ $rc = 0 ] && [ "$(jget buffers_verified "$j")" = $fits ] && all_above $fits
-check "$((fits * 16)) of $iommu_pages aperture pages mapped at once: verified" $? "rc=$rc $j"
+ktap_test_status "$((fits * 16)) of $iommu_pages aperture pages mapped at once: verified" $? "rc=$rc $j"
 
 request $over
 full1=$(dmesg | grep -c 'PCI-DMA: Out of IOMMU space')
 [ $rc = 1 ] && [ "$(jget errno "$j")" = ENOMEM ] && [ "$(jget map_failures "$j")" = 1 ] && all_above $over
-check "$((over * 16)) pages for $iommu_pages aperture pages: ENOMEM, one refused mapping" $? "rc=$rc $j"
+ktap_test_status "$((over * 16)) pages for $iommu_pages aperture pages: ENOMEM, one refused mapping" $? "rc=$rc $j"
 [ "$full1" -gt "$full0" ]
-check "the kernel reported it ran out of IOMMU space" $? "$full0 -> $full1: $(dmesg | grep 'IOMMU space' | tail -n 2)"
+ktap_test_status "the kernel reported it ran out of IOMMU space" $? "$full0 -> $full1: $(dmesg | grep 'IOMMU space' | tail -n 2)"
 
 bad=
 for i in 1 2 3; do
@@ -147,12 +147,12 @@ for i in 1 2 3; do
 	[ $rc = 0 ] && [ "$(jget buffers_verified "$j")" = $fits ] && all_above $fits || bad="$bad [$i] rc=$rc $j"
 done
 [ -z "$bad" ]
-check "after the refusal the aperture is whole again: $((fits * 16)) pages verified 3 times" $? "$bad"
+ktap_test_status "after the refusal the aperture is whole again: $((fits * 16)) pages verified 3 times" $? "$bad"
 
 maps1=$(cat "$sysdir/map_failures")
 [ $((maps1 - maps0)) = 1 ] && [ "$(cat "$sysdir/bounced_mappings")" = 0 ]
-check "sysfs: one refused mapping, 0 bounced mappings" $? \
+ktap_test_status "sysfs: one refused mapping, 0 bounced mappings" $? \
 	"map_failures $maps0 -> $maps1, bounced_mappings $(cat "$sysdir/bounced_mappings")"
 check_only_ring_held
 
-finish
+ktap_finished

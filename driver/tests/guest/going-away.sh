@@ -36,9 +36,9 @@ for v in 0 120001 4294967295 banana; do
 		bad="$bad no log line for $v;"
 done
 [ -z "$bad" ]
-check "timeout_ms refuses 0, 120001, 4294967295 and junk, with a log line each" $? "$bad"
+ktap_test_status "timeout_ms refuses 0, 120001, 4294967295 and junk, with a log line each" $? "$bad"
 echo 120000 >$param && [ "$(cat $param)" = 120000 ]
-check "timeout_ms accepts its maximum, 120000" $? "reads $(cat $param)"
+ktap_test_status "timeout_ms accepts its maximum, 120000" $? "reads $(cat $param)"
 tmo_cs=$(($(cat $param) / 10))
 
 # 2. Unbind during a stall that would take timeout_ms to time out
@@ -47,39 +47,39 @@ busy() { dma32demo-regs "$bdf" | grep -q ' busy$'; }
 dma32ctl run --strategy coherent --op fill --size 64K --inject stall --json >/tmp/going.json 2>/tmp/going.err &
 p=$!
 wait_until $WAIT_S busy && wait_until $WAIT_S in_ioctl $p
-check "a stalled request is in flight (the device is busy)" $? "$(dma32demo-regs "$bdf")"
+ktap_test_status "a stalled request is in flight (the device is busy)" $? "$(dma32demo-regs "$bdf")"
 # Counted before and after: suites sharing the boot leave their own lines
 ntmo=$(dmesg | grep -c "$bdf: no completion for")
 t0=$(now_cs)
 urc=0
 echo "$bdf" >$drv/unbind || urc=1
 dt=$(($(now_cs) - t0))
-diag "unbind took $((dt * 10)) ms with timeout_ms $((tmo_cs * 10))"
+ktap_print_msg "unbind took $((dt * 10)) ms with timeout_ms $((tmo_cs * 10))"
 [ $urc = 0 ] && [ $dt -lt $((tmo_cs / 4)) ]
-check "unbind returns within a quarter of the stalled request's timeout_ms" $? \
+ktap_test_status "unbind returns within a quarter of the stalled request's timeout_ms" $? \
 	"rc=$urc, $((dt * 10)) ms of a $((tmo_cs * 10)) ms timeout"
 # shellcheck disable=SC2317 # called through wait_until
 ended() { ! alive "$1"; }
 wait_until $WAIT_S ended $p
-check "the stalled request ends at the unbind" $? "pid $p still running"
+ktap_test_status "the stalled request ends at the unbind" $? "pid $p still running"
 wait $p
 rc=$?
 j=$(cat /tmp/going.json)
-diag "rc=$rc $j $(cat /tmp/going.err)"
+ktap_print_msg "rc=$rc $j $(cat /tmp/going.err)"
 [ $rc = 1 ] && [ "$(jget errno "$j")" = ENODEV ]
-check "the stalled request fails with ENODEV, not its timeout" $? "rc=$rc $j"
+ktap_test_status "the stalled request fails with ENODEV, not its timeout" $? "rc=$rc $j"
 regs=$(dma32demo-regs "$bdf")
-diag "after the unbind: $regs"
+ktap_print_msg "after the unbind: $regs"
 echo "$regs" | grep -q 'int_mask=0 .* stopped '
-check "after the unbind the engine is stopped, interrupts masked (device registers)" $? "$regs"
+ktap_test_status "after the unbind the engine is stopped, interrupts masked (device registers)" $? "$regs"
 dmesg | grep -q "$bdf: device going away: request ended with descriptors in flight"
-check "the log says the request ended because the device went away" $? "no such line"
+ktap_test_status "the log says the request ended because the device went away" $? "no such line"
 [ "$(dmesg | grep -c "$bdf: no completion for")" = "$ntmo" ]
-check "the request did not time out (no timeout in the log)" $? "$(dmesg | grep "no completion for" | tail -n 1)"
+ktap_test_status "the request did not time out (no timeout in the log)" $? "$(dmesg | grep "no completion for" | tail -n 1)"
 
 echo "$old" >$param
 echo "$bdf" >$drv/bind
 wait_until $WAIT_S test -c /dev/dma32demo0
-check "the device binds again" $? "no /dev/dma32demo0"
+ktap_test_status "the device binds again" $? "no /dev/dma32demo0"
 check_every_strategy_verifies "after the unbind and bind, every strategy x op verifies" 64K 2
-finish
+ktap_finished

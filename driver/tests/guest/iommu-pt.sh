@@ -17,14 +17,14 @@ sysdir=/sys/bus/pci/devices/$bdf/stats
 group=$(readlink -f "/sys/bus/pci/devices/$bdf/iommu_group")
 type=$(cat "$group/type" 2>/dev/null)
 [ -e "$group" ] && [ "$type" = identity ]
-check "the device is in an IOMMU group with the identity domain" $? "group '$group' type '$type'"
+ktap_test_status "the device is in an IOMMU group with the identity domain" $? "group '$group' type '$type'"
 dmesg | grep -q 'dma32demo.*IOMMU identity domain'
-check "the driver says its DMA is direct behind the IOMMU" $? "$(dmesg | grep dma32demo | tail -n 2)"
+ktap_test_status "the driver says its DMA is direct behind the IOMMU" $? "$(dmesg | grep dma32demo | tail -n 2)"
 
 tlb=/sys/kernel/debug/swiotlb/io_tlb_bounced
 if [ ! -r $tlb ]; then
-	ok "driver's bounce count == io_tlb_bounced # SKIP no $tlb"
-	finish
+	ktap_test_pass "driver's bounce count == io_tlb_bounced # SKIP no $tlb"
+	ktap_finished
 fi
 dma32ctl reset
 sum=0 total0=$(cat $tlb)
@@ -37,23 +37,23 @@ for strat in coherent streaming streaming-dma32 user; do
 		t1=$(cat $tlb)
 		b=$(jget bounced "$j")
 		[ $rc = 0 ] && [ "$(jget buffers_verified "$j")" = 4 ] && [ "$b" = $((t1 - t0)) ]
-		check "$strat $op verified, driver bounced $b == io_tlb_bounced +$((t1 - t0))" $? "rc=$rc $j"
+		ktap_test_status "$strat $op verified, driver bounced $b == io_tlb_bounced +$((t1 - t0))" $? "rc=$rc $j"
 		bounced=$((bounced + b))
 	done
 	sum=$((sum + bounced))
 	case $strat in
 	coherent | streaming-dma32)
 		[ $bounced = 0 ]
-		check "$strat: nothing bounced" $? "bounced=$bounced" ;;
+		ktap_test_status "$strat: nothing bounced" $? "bounced=$bounced" ;;
 	*)
 		[ $bounced -gt 0 ]
-		check "$strat: pages above 4 GiB bounced ($bounced mappings)" $? "bounced=0" ;;
+		ktap_test_status "$strat: pages above 4 GiB bounced ($bounced mappings)" $? "bounced=0" ;;
 	esac
 done
 total1=$(cat $tlb)
 got=$(cat "$sysdir/bounced_mappings")
 [ "$got" = "$sum" ] && [ $((total1 - total0)) = "$sum" ]
-check "sysfs bounced_mappings $got == io_tlb_bounced +$((total1 - total0)) == sum $sum" $? \
+ktap_test_status "sysfs bounced_mappings $got == io_tlb_bounced +$((total1 - total0)) == sum $sum" $? \
 	"sysfs $got, io_tlb_bounced $total0 -> $total1, sum $sum"
 
-finish
+ktap_finished

@@ -10,7 +10,7 @@
 require_device
 bdf=$(jget pci "$(dma32ctl info --json)")
 [ -e "/sys/bus/pci/devices/$bdf/iommu_group" ]
-check "the device is in an IOMMU group" $? "no /sys/bus/pci/devices/$bdf/iommu_group"
+ktap_test_status "the device is in an IOMMU group" $? "no /sys/bus/pci/devices/$bdf/iommu_group"
 
 above=0
 for strat in coherent streaming streaming-dma32 user; do
@@ -18,13 +18,13 @@ for strat in coherent streaming streaming-dma32 user; do
 		j=$(dma32ctl run --strategy $strat --op $op --size 128K --count 2 --verify --json 2>&1)
 		rc=$?
 		[ $rc = 0 ] && [ "$(jget bounced "$j")" = 0 ] && [ "$(jget buffers_verified "$j")" = 2 ]
-		check "$strat $op verified, 0 bounced" $? "rc=$rc $j"
+		ktap_test_status "$strat $op verified, 0 bounced" $? "rc=$rc $j"
 		above=$((above + $(jget pages_above_4g "$j")))
 	done
 done
-diag "$above buffer pages above 4 GiB reached through the IOMMU"
+ktap_print_msg "$above buffer pages above 4 GiB reached through the IOMMU"
 [ $above -gt 0 ]
-check "pages above 4 GiB reached the 32-bit device without bouncing" $? "none above 4 GiB"
+ktap_test_status "pages above 4 GiB reached the 32-bit device without bouncing" $? "none above 4 GiB"
 
 # truncation-alias hands the device a physical address; behind a
 # translating IOMMU that address would be an IOVA, not the window
@@ -33,9 +33,9 @@ dmesg -c >/dev/null
 insmod /lib/modules/dma32demo.ko allow_unsafe=1 alias_window=0x110000000
 j=$(dma32ctl run --strategy truncation-alias --op fill --size 4K --json 2>&1)
 [ "$(jget errno "$j")" = EPERM ] && dmesg | grep -q 'truncation-alias refused: behind a translating IOMMU'
-check "truncation-alias refused behind the IOMMU (EPERM, one log line)" $? \
+ktap_test_status "truncation-alias refused behind the IOMMU (EPERM, one log line)" $? \
 	"$j; $(dmesg | grep dma32demo | tail -n 2 | tr '\n' ' ')"
 rmmod dma32demo
 insmod /lib/modules/dma32demo.ko
 
-finish
+ktap_finished

@@ -69,13 +69,13 @@ while [ $i -le 34 ] && [ -z "$bad" ]; do
 	i=$((i + 1))
 done
 [ -z "$bad" ]
-check "34 load/use/unload cycles, MSI and INTx" $? "$bad; dmesg: $(dmesg | tail -n 5 | tr '\n' ' ')"
+ktap_test_status "34 load/use/unload cycles, MSI and INTx" $? "$bad; dmesg: $(dmesg | tail -n 5 | tr '\n' ' ')"
 # shellcheck disable=SC2086 # six numbers, split on purpose
 set -- $m
 if [ $# -lt 6 ]; then
-	nok "no leak over cycles 7..34" "the cycles did not get that far"
+	ktap_test_fail "no leak over cycles 7..34" "the cycles did not get that far"
 else
-	diag "free/SUnreclaim kB after cycle 6: $1/$2, after 20: $3/$4, after 34: $5/$6"
+	ktap_print_msg "free/SUnreclaim kB after cycle 6: $1/$2, after 20: $3/$4, after 34: $5/$6"
 	# A leak grows both windows; noise does not. One window alone has
 	# moved SUnreclaim by +40 kB with nothing leaking (RCU-freed kernfs
 	# and module objects still in flight under a loaded host). So growth
@@ -85,34 +85,34 @@ else
 	# cycle in pages (a ring is 16 KiB, a buffer 1 MiB).
 	slab1=$(($4 - $2)) slab2=$(($6 - $4)) free1=$(($1 - $3)) free2=$(($3 - $5))
 	if debug_kernel; then
-		ok "no leak over cycles 7..34 # SKIP debug kernel: free memory is no measure there; kmemleak judges leaks at the end of the run"
+		ktap_test_pass "no leak over cycles 7..34 # SKIP debug kernel: free memory is no measure there; kmemleak judges leaks at the end of the run"
 	else
 		! { [ $slab1 -ge 16 ] && [ $slab2 -ge 16 ]; } && ! { [ $free1 -ge 128 ] && [ $free2 -ge 128 ]; }
-		check "no leak over cycles 7..34 (free -$free1 then -$free2 kB, SUnreclaim +$slab1 then +$slab2 kB)" $? "$m"
+		ktap_test_status "no leak over cycles 7..34 (free -$free1 then -$free2 kB, SUnreclaim +$slab1 then +$slab2 kB)" $? "$m"
 	fi
 fi
 
 insmod $ko use_msi=0
 [ "$(jget irq "$(dma32ctl info --json)")" = intx ]
-check "use_msi=0 runs on INTx" $? "$(dma32ctl info --json)"
+ktap_test_status "use_msi=0 runs on INTx" $? "$(dma32ctl info --json)"
 rmmod dma32demo
 insmod $ko
 [ "$(jget irq "$(dma32ctl info --json)")" = msi ]
-check "MSI by default" $? "$(dma32ctl info --json)"
+ktap_test_status "MSI by default" $? "$(dma32ctl info --json)"
 
 # Open file vs rmmod and unbind
 bdf=$(basename "$(readlink -f /sys/class/misc/dma32demo0/device)")
 exec 3<>/dev/dma32demo0
 ! rmmod dma32demo 2>/dev/null
-check "rmmod refused while /dev/dma32demo0 is open" $? "rmmod succeeded"
+ktap_test_status "rmmod refused while /dev/dma32demo0 is open" $? "rmmod succeeded"
 echo "$bdf" >/sys/bus/pci/drivers/dma32demo/unbind
 [ ! -e /dev/dma32demo0 ]
-check "unbind with the file open removes /dev/dma32demo0" $? "still there"
+ktap_test_status "unbind with the file open removes /dev/dma32demo0" $? "still there"
 exec 3>&-
 echo "$bdf" >/sys/bus/pci/drivers/dma32demo/bind
 j=$(dma32ctl run --strategy streaming --op fill --size 64K --verify --json 2>&1)
-check "rebind after closing: requests work" $? "$j"
+ktap_test_status "rebind after closing: requests work" $? "$j"
 rmmod dma32demo
-check "final rmmod" $? "rmmod failed"
+ktap_test_status "final rmmod" $? "rmmod failed"
 
-finish
+ktap_finished

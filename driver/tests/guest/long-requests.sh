@@ -31,7 +31,7 @@ GIB="--strategy streaming-dma32 --op checksum --size 64M --count 16 --verify"
 # request_in_flight PID WHAT: wait until PID's request is inside the driver
 request_in_flight() {
 	wait_until $WAIT_S in_ioctl "$1"
-	check "$2 is inside the driver" $? "pid $1 not in an ioctl after $WAIT_S s"
+	ktap_test_status "$2 is inside the driver" $? "pid $1 not in an ioctl after $WAIT_S s"
 }
 
 # read_only_during PID WHAT: INFO, STATS and RESET_STATS while PID's request
@@ -44,12 +44,12 @@ read_only_during() {
 		msg=$(dma32ctl $cmd 2>&1)
 		rc=$?
 		dt=$(($(now_cs) - t0))
-		diag "$2: dma32ctl $cmd took $((dt * 10)) ms"
+		ktap_print_msg "$2: dma32ctl $cmd took $((dt * 10)) ms"
 		[ $rc = 0 ] || bad="$bad $cmd:rc=$rc($msg)"
 		alive "$1" || bad="$bad $cmd: returned after the request ended"
 	done
 	[ -z "$bad" ]
-	check "info, stats and reset answer while $2 still runs" $? "$bad"
+	ktap_test_status "info, stats and reset answer while $2 still runs" $? "$bad"
 }
 
 # kill_after PID WHAT: SIGKILL PID, in the middle of its request, and wait
@@ -59,7 +59,7 @@ kill_after() {
 	kill -9 "$1"
 	wait "$1" 2>/dev/null
 	dt=$(($(now_cs) - t0))
-	diag "$2: SIGKILL to exit $((dt * 10)) ms"
+	ktap_print_msg "$2: SIGKILL to exit $((dt * 10)) ms"
 }
 
 # after_kill WHAT: the device is usable and nothing is left over
@@ -67,12 +67,12 @@ after_kill() {
 	j=$(dma32ctl run --strategy streaming-dma32 --op checksum --size 1M --count 2 --verify --json 2>&1)
 	rc=$?
 	[ $rc = 0 ] && [ "$(jget buffers_verified "$j")" = 2 ]
-	check "after $1: the next request verifies" $? "rc=$rc $j"
+	ktap_test_status "after $1: the next request verifies" $? "rc=$rc $j"
 	check_only_ring_held
 	if [ -r $tlb_used ]; then
 		used=$(cat $tlb_used)
 		[ "$used" = 0 ]
-		check "after $1: no swiotlb slot left mapped" $? "io_tlb_used=$used"
+		ktap_test_status "after $1: no swiotlb slot left mapped" $? "io_tlb_used=$used"
 	else
 		ktap_test_skip "after $1: no swiotlb slot left mapped" "no $tlb_used"
 	fi
@@ -90,9 +90,9 @@ kill_after $p "a stalled request (timeout_ms 60000)"
 r1=$(cat "$sysdir/resets") to1=$(cat "$sysdir/timeouts")
 # An uninterruptible wait would have sat out the 60 s and counted a timeout.
 [ "$to1" = "$to0" ]
-check "SIGKILL ends a stalled request before its timeout (no timeout counted)" $? "timeouts $to0 -> $to1"
+ktap_test_status "SIGKILL ends a stalled request before its timeout (no timeout counted)" $? "timeouts $to0 -> $to1"
 [ $((r1 - r0)) = 1 ]
-check "the killed request reset the device once" $? "resets $r0 -> $r1"
+ktap_test_status "the killed request reset the device once" $? "resets $r0 -> $r1"
 echo 5000 >$param
 after_kill "the killed stall"
 
@@ -109,9 +109,9 @@ e1=$(cat "$sysdir/errors") b1=$(cat "$sysdir/bytes")
 # A request the kill did not end would have run to the end without an
 # error. The bytes moved are only a diagnostic: on a fast guest all the
 # DMA is done and the kill lands in the CPU's verification.
-diag "the killed 1 GiB request moved $((b1 - b0)) bytes before it ended"
+ktap_print_msg "the killed 1 GiB request moved $((b1 - b0)) bytes before it ended"
 [ $((e1 - e0)) = 1 ]
-check "SIGKILL ends a 1 GiB verified checksum before it completes (one error counted)" $? \
+ktap_test_status "SIGKILL ends a 1 GiB verified checksum before it completes (one error counted)" $? \
 	"errors $e0 -> $e1, bytes $b0 -> $b1"
 after_kill "the killed 1 GiB request"
 
@@ -122,11 +122,11 @@ t0=$(now_cs)
 j=$(dma32ctl run $GIB --json 2>&1)
 rc=$?
 dt=$(($(now_cs) - t0))
-diag "1 GiB checksum with --verify: $((dt / 100)).$((dt % 100)) s: $j"
+ktap_print_msg "1 GiB checksum with --verify: $((dt / 100)).$((dt % 100)) s: $j"
 [ $rc = 0 ] && [ "$(jget buffers_verified "$j")" = 16 ] && [ "$(jget bytes "$j")" = 1073741824 ]
-check "1 GiB checksum with --verify completes" $? "rc=$rc $j"
+ktap_test_status "1 GiB checksum with --verify completes" $? "rc=$rc $j"
 hits=$(dmesg | grep -E 'soft lockup|rcu: INFO: .*detected stall' | head -n 2)
 [ -z "$hits" ]
-check "no soft-lockup or RCU-stall report" $? "$hits"
+ktap_test_status "no soft-lockup or RCU-stall report" $? "$hits"
 
-finish
+ktap_finished

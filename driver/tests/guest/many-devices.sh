@@ -17,7 +17,7 @@ HELD=$((16384 + 8 * 131072))
 missing=
 for d in $DEVS; do [ -c /dev/dma32demo"$d" ] || missing="$missing $d"; done
 [ -z "$missing" ]
-check "4 devices bound as /dev/dma32demo0..3" $? "missing:$missing"
+ktap_test_status "4 devices bound as /dev/dma32demo0..3" $? "missing:$missing"
 
 bad=
 for d in $DEVS; do
@@ -28,7 +28,7 @@ for d in $DEVS; do
 		[ "$(cat "$sys/coherent_swiotlb_bytes")" = 0 ] || bad="$bad $d: $info held=$(cat "$sys/coherent_bytes_held")"
 done
 [ -z "$bad" ]
-check "each holds its ring and 8 x 128 KiB control buffers ($HELD bytes), none in the swiotlb pool" $? "$bad"
+ktap_test_status "each holds its ring and 8 x 128 KiB control buffers ($HELD bytes), none in the swiotlb pool" $? "$bad"
 
 b0=$(cat /sys/kernel/debug/swiotlb/io_tlb_bounced)
 for d in $DEVS; do
@@ -45,12 +45,12 @@ for d in $DEVS; do
 		[ "$(jget coherent_swiotlb_bytes "$j")" = 0 ] || bad="$bad $d: $j"
 done
 [ -z "$bad" ] && [ "$b1" = "$b0" ]
-check "all 4 at once: streaming-dma32 copies verify, 0 bounced (io_tlb_bounced $b0 -> $b1)" $? "$bad"
+ktap_test_status "all 4 at once: streaming-dma32 copies verify, 0 bounced (io_tlb_bounced $b0 -> $b1)" $? "$bad"
 
 bdf=$(basename "$(readlink -f /sys/class/misc/dma32demo1/device)")
 echo "$bdf" >/sys/bus/pci/drivers/dma32demo/unbind
 [ ! -e /dev/dma32demo1 ]
-check "unbind device 1: /dev/dma32demo1 gone" $? "still there"
+ktap_test_status "unbind device 1: /dev/dma32demo1 gone" $? "still there"
 bad=
 for d in 0 2 3; do
 	j=$(dma32ctl --device /dev/dma32demo"$d" run --strategy coherent --op fill --size 64K --count 2 \
@@ -58,15 +58,15 @@ for d in 0 2 3; do
 	[ "$(jget buffers_verified "$j")" = 2 ] || bad="$bad $d: $j"
 done
 [ -z "$bad" ]
-check "the other three still verify" $? "$bad"
+ktap_test_status "the other three still verify" $? "$bad"
 echo "$bdf" >/sys/bus/pci/drivers/dma32demo/bind
 [ -c /dev/dma32demo1 ] && [ "$(cat "/sys/bus/pci/devices/$bdf/stats/coherent_bytes_held")" = $HELD ]
-check "rebind: /dev/dma32demo1 back, holding $HELD bytes again" $? "$(ls /dev/dma32demo*)"
+ktap_test_status "rebind: /dev/dma32demo1 back, holding $HELD bytes again" $? "$(ls /dev/dma32demo*)"
 
 rmmod dma32demo
 insmod /lib/modules/dma32demo.ko ctrl_buffers=65 ctrl_buffer_kb=3
 [ "$(jget ctrl_buffers "$(dma32ctl info --json)")" = 0 ] &&
 	dmesg | grep -q 'ctrl_buffers=65 invalid' && dmesg | grep -q 'ctrl_buffer_kb=3 invalid'
-check "ctrl_buffers=65 and ctrl_buffer_kb=3 refused with a warning, defaults used" $? \
+ktap_test_status "ctrl_buffers=65 and ctrl_buffer_kb=3 refused with a warning, defaults used" $? \
 	"$(dmesg | grep -e ctrl_buffer | tail -n 2)"
-finish
+ktap_finished

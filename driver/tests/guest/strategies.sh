@@ -10,12 +10,12 @@
 
 dev=/dev/dma32demo0
 if [ ! -c $dev ]; then
-	nok "probe creates $dev" "missing; dmesg: $(dmesg | grep -i dma32 | tail -n 3 | tr '\n' ' ')"
-	finish
+	ktap_test_fail "probe creates $dev" "missing; dmesg: $(dmesg | grep -i dma32 | tail -n 3 | tr '\n' ' ')"
+	ktap_finished
 fi
-ok "probe creates $dev"
+ktap_test_pass "probe creates $dev"
 sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
-diag "$(dma32ctl info --json)"
+ktap_print_msg "$(dma32ctl info --json)"
 dma32ctl reset
 # swiotlb's own count of bounced mappings, where the kernel has it
 # (kernel-patches 6.1/0006, 6.12/0003); nothing else in the guest does DMA.
@@ -44,24 +44,24 @@ for strat in coherent streaming streaming-dma32 user; do
 			[ "$(jget verify_errors "$j")" = 0 ] &&
 			[ "$(jget buffers_verified "$j")" = 3 ] &&
 			[ "$(jget bytes "$j")" = $((3 * 192 * 1024)) ]; then
-			ok "$strat $op verified"
+			ktap_test_pass "$strat $op verified"
 		else
-			nok "$strat $op verified" "rc=$rc $j"
+			ktap_test_fail "$strat $op verified" "rc=$rc $j"
 		fi
 		bounced=$((bounced + $(jget bounced "$j")))
 		maps=$((maps + $(jget mappings "$j")))
 		above=$((above + $(jget mappings_above_4g "$j")))
 		pages_hi=$((pages_hi + $(jget pages_above_4g "$j")))
 	done
-	diag "$strat: $maps mappings, $above above 4 GiB, $bounced bounced, $pages_hi pages above 4 GiB"
+	ktap_print_msg "$strat: $maps mappings, $above above 4 GiB, $bounced bounced, $pages_hi pages above 4 GiB"
 	case $strat in
 	coherent | streaming-dma32)
 		[ $bounced = 0 ] && [ $above = 0 ]
-		check "$strat: 0 bounced, 0 mappings above 4 GiB" $? "bounced=$bounced above=$above"
+		ktap_test_status "$strat: 0 bounced, 0 mappings above 4 GiB" $? "bounced=$bounced above=$above"
 		;;
 	streaming | user)
 		[ $bounced = $above ] && [ $above -gt 0 ]
-		check "$strat: bounced == mappings above 4 GiB (> 0)" $? "bounced=$bounced above=$above of $maps"
+		ktap_test_status "$strat: bounced == mappings above 4 GiB (> 0)" $? "bounced=$bounced above=$above of $maps"
 		;;
 	esac
 done
@@ -75,7 +75,7 @@ for op in fill checksum copy; do
 	faults=$(jget device_faults "$j")
 	above=$(jget mappings_above_4g "$j")
 	if [ "$above" = 0 ]; then
-		ok "unsafe-raw $op above 4 GiB faults with the fault address # SKIP no page above 4 GiB"
+		ktap_test_pass "unsafe-raw $op above 4 GiB faults with the fault address # SKIP no page above 4 GiB"
 		continue
 	fi
 	want=$above
@@ -83,38 +83,38 @@ for op in fill checksum copy; do
 	if [ $rc != 0 ] && [ "$(jget errno "$j")" = EIO ] && [ "$faults" -gt 0 ] &&
 		[ "$want" != bad ] && [ "${fa:-0}" -ge 4294967296 ] &&
 		[ "$(jget latched_fault_addr "$j")" -ge 4294967296 ]; then
-		ok "unsafe-raw $op above 4 GiB fails with EIO and fault address $(printf '%#x' "$fa")"
+		ktap_test_pass "unsafe-raw $op above 4 GiB fails with EIO and fault address $(printf '%#x' "$fa")"
 	else
-		nok "unsafe-raw $op above 4 GiB fails with EIO and the fault address" "rc=$rc $j"
+		ktap_test_fail "unsafe-raw $op above 4 GiB fails with EIO and the fault address" "rc=$rc $j"
 	fi
 done
 
 j=$(dma32ctl run --strategy coherent --op copy --size 64K --count 2 --verify --json 2>&1)
 rc=$?
 add "$j"
-check "a request after device faults works" $rc "$j"
+ktap_test_status "a request after device faults works" $rc "$j"
 
 # The sysfs counters are the sum of the requests
 mism=$(stats_mismatch requests:$s_req transfers:$s_transfers bytes:$s_bytes mappings:$s_mappings \
 	bounced_mappings:$s_bounced bounced_bytes:$s_bbytes device_faults:$s_faults)
 [ -z "$mism" ]
-check "sysfs stats == sum of the $s_req requests" $? "$mism"
-diag "sysfs: transfers=$s_transfers bytes=$s_bytes mappings=$s_mappings bounced=$s_bounced bounced_bytes=$s_bbytes faults=$s_faults"
+ktap_test_status "sysfs stats == sum of the $s_req requests" $? "$mism"
+ktap_print_msg "sysfs: transfers=$s_transfers bytes=$s_bytes mappings=$s_mappings bounced=$s_bounced bounced_bytes=$s_bbytes faults=$s_faults"
 
 if [ -n "$tlb0" ]; then
 	tlb1=$(cat $tlb)
 	[ $((tlb1 - tlb0)) = "$s_bounced" ]
-	check "swiotlb's io_tlb_bounced grew by the $s_bounced bounced mappings reported" $? \
+	ktap_test_status "swiotlb's io_tlb_bounced grew by the $s_bounced bounced mappings reported" $? \
 		"io_tlb_bounced $tlb0 -> $tlb1"
 else
-	ok "swiotlb's io_tlb_bounced grew by the bounced mappings reported # SKIP no $tlb"
+	ktap_test_pass "swiotlb's io_tlb_bounced grew by the bounced mappings reported # SKIP no $tlb"
 fi
 
 st=$(dma32ctl stats --json)
 [ "$(jget transfers "$st")" = "$(cat "$sysdir/transfers")" ] &&
 	[ "$(jget bounced_bytes "$st")" = "$(cat "$sysdir/bounced_bytes")" ] &&
 	[ "$(jget alloc_failures "$st")" = "$(cat "$sysdir/alloc_failures")" ]
-check "STATS ioctl agrees with sysfs" $? "$st"
+ktap_test_status "STATS ioctl agrees with sysfs" $? "$st"
 
 check_only_ring_held
 
@@ -131,6 +131,6 @@ wait $pb
 rb=$?
 [ $ra = 0 ] && [ $rb = 0 ] && [ $rc = 0 ] &&
 	grep -q '"ok":true' /tmp/a.json && grep -q '"ok":true' /tmp/b.json
-check "three processes at once all verify" $? "rc $ra $rb $rc: $(cat /tmp/a.json /tmp/b.json /tmp/c.json)"
+ktap_test_status "three processes at once all verify" $? "rc $ra $rb $rc: $(cat /tmp/a.json /tmp/b.json /tmp/c.json)"
 
-finish
+ktap_finished

@@ -44,28 +44,28 @@ r2=$?
 t1=$(date +%s)
 j1=$(cat /tmp/s1.json)
 j2=$(cat /tmp/s2.json)
-diag "process 1: $j1"
-diag "process 2: $j2"
+ktap_print_msg "process 1: $j1"
+ktap_print_msg "process 2: $j2"
 errs=$(cat /tmp/s1.err /tmp/s2.err | head -n 5)
-[ -z "$errs" ] || diag "$errs"
-diag "$reads reads of the counters while they ran, $((t1 - t0)) s in all"
+[ -z "$errs" ] || ktap_print_msg "$errs"
+ktap_print_msg "$reads reads of the counters while they ran, $((t1 - t0)) s in all"
 
 [ $r1 = 0 ] && [ $r2 = 0 ] && [ "$(jget failed "$j1")" = 0 ] && [ "$(jget failed "$j2")" = 0 ]
-check "two processes, $SECONDS_EACH s each: $(($(jget requests "$j1") + $(jget requests "$j2"))) requests, none failed" $? "rc $r1 $r2"
+ktap_test_status "two processes, $SECONDS_EACH s each: $(($(jget requests "$j1") + $(jget requests "$j2"))) requests, none failed" $? "rc $r1 $r2"
 mism=$(($(jget mismatched_bytes "$j1") + $(jget mismatched_bytes "$j2")))
 [ "$mism" = 0 ]
-check "0 mismatched bytes in $(($(jget bytes "$j1") + $(jget bytes "$j2"))) bytes moved" $? "mismatched=$mism"
+ktap_test_status "0 mismatched bytes in $(($(jget bytes "$j1") + $(jget bytes "$j2"))) bytes moved" $? "mismatched=$mism"
 can=$(($(jget canary_violations "$j1") + $(jget canary_violations "$j2")))
 [ "$can" = 0 ]
-check "0 canary violations around user buffers" $? "canary=$can"
+ktap_test_status "0 canary violations around user buffers" $? "canary=$can"
 bad=
 for s in coherent streaming streaming-dma32 user; do
 	c=$(($(jget "$s" "$j1") + $(jget "$s" "$j2")))
 	[ "$c" -gt 0 ] || bad="$bad $s"
-	diag "$s: $c requests"
+	ktap_print_msg "$s: $c requests"
 done
 [ -z "$bad" ] && [ $((t1 - t0)) -ge $SECONDS_EACH ]
-check "every strategy ran, for at least $SECONDS_EACH s" $? "none of:$bad; $((t1 - t0)) s"
+ktap_test_status "every strategy ran, for at least $SECONDS_EACH s" $? "none of:$bad; $((t1 - t0)) s"
 
 sums=
 for f in requests errors transfers bytes mappings bounced_mappings bounced_bytes \
@@ -75,15 +75,15 @@ done
 # shellcheck disable=SC2086 # one NAME:SUM word each
 mism=$(stats_mismatch $sums)
 [ -z "$mism" ]
-check "sysfs counters == the sums the two processes report" $? "$mism"
+ktap_test_status "sysfs counters == the sums the two processes report" $? "$mism"
 if [ -n "$tlb0" ]; then
 	b=$(($(jget bounced_mappings "$j1") + $(jget bounced_mappings "$j2")))
 	tlb1=$(cat $tlb)
 	[ $((tlb1 - tlb0)) = "$b" ]
-	check "swiotlb's io_tlb_bounced grew by the $b bounced mappings reported" $? "$tlb0 -> $tlb1"
+	ktap_test_status "swiotlb's io_tlb_bounced grew by the $b bounced mappings reported" $? "$tlb0 -> $tlb1"
 else
-	ok "swiotlb's io_tlb_bounced grew by the bounced mappings reported # SKIP no $tlb"
+	ktap_test_pass "swiotlb's io_tlb_bounced grew by the bounced mappings reported # SKIP no $tlb"
 fi
 check_only_ring_held
 
-finish
+ktap_finished

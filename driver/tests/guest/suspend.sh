@@ -26,7 +26,7 @@ GIB="--strategy streaming-dma32 --op checksum --size 64M --count 16 --verify --j
 
 rc=0
 echo devices >/sys/power/pm_test 2>/tmp/err || rc=1
-check "pm_test accepts 'devices' (CONFIG_PM_DEBUG)" $rc "$(cat /tmp/err)"
+ktap_test_status "pm_test accepts 'devices' (CONFIG_PM_DEBUG)" $rc "$(cat /tmp/err)"
 
 # sleep_cycle WHAT: one s2idle cycle; ok when the write succeeds and the
 # kernel logged no freezer failure (a wait the freezer cannot end makes the
@@ -37,10 +37,10 @@ sleep_cycle() {
 	rc=0
 	echo freeze >/sys/power/state 2>/tmp/err || rc=1
 	dt=$(($(now_cs) - t0))
-	diag "$1: suspend and resume took $((dt * 10)) ms"
+	ktap_print_msg "$1: suspend and resume took $((dt * 10)) ms"
 	refused=$(dmesg | grep -E 'Freezing .*failed|refusing to freeze' | head -n 2)
 	[ $rc = 0 ] && [ -z "$refused" ]
-	check "$1: suspend and resume succeed ($((dt * 10)) ms)" $? \
+	ktap_test_status "$1: suspend and resume succeed ($((dt * 10)) ms)" $? \
 		"rc=$rc $(cat /tmp/err) $refused"
 }
 
@@ -52,18 +52,18 @@ sleep_cycle "an idle device"
 check_every_strategy_verifies "after resume: every strategy x op verifies (the ring was programmed again)" 64K 2
 ring1=$(jget ring_dma "$(dma32ctl info --json)")
 [ -n "$ring0" ] && [ "$ring0" = "$ring1" ]
-check "after resume: the ring is the one probe allocated ($ring1)" $? "before $ring0, after $ring1"
+ktap_test_status "after resume: the ring is the one probe allocated ($ring1)" $? "before $ring0, after $ring1"
 check_only_ring_held
 req1=$(cat "$sysdir/requests")
 [ "$req1" -gt "$req0" ]
-check "the counters survive (requests: $req0 before, $req1 after)" $? "requests $req0 -> $req1"
+ktap_test_status "the counters survive (requests: $req0 before, $req1 after)" $? "requests $req0 -> $req1"
 
 # 2. A stalled request in flight: only the freezer ends it before 60 s
 echo 60000 >$param
 dma32ctl run --strategy coherent --op fill --size 64K --inject stall >/tmp/stall.out 2>&1 &
 p=$!
 wait_until 300 in_ioctl $p
-check "the stalled request is inside the driver" $? "pid $p not in an ioctl"
+ktap_test_status "the stalled request is inside the driver" $? "pid $p not in an ioctl"
 sleep_cycle "a stalled request in flight"
 # The request was restarted after resume and stalls again: end it.
 kill -9 $p 2>/dev/null
@@ -72,7 +72,7 @@ echo 5000 >$param
 j=$(dma32ctl run --strategy streaming-dma32 --op checksum --size 1M --count 2 --verify --json 2>&1)
 rc=$?
 [ $rc = 0 ] && [ "$(jget buffers_verified "$j")" = 2 ]
-check "after the stalled request: the next request verifies" $? "rc=$rc $j"
+ktap_test_status "after the stalled request: the next request verifies" $? "rc=$rc $j"
 
 # 3. One request running, one queued behind it
 # shellcheck disable=SC2086 # $GIB is a list of options
@@ -91,13 +91,13 @@ ra=$?
 wait $pb
 rb=$?
 [ $running = 1 ]
-check "both requests were still running at the suspend" $? "the first ended too early"
+ktap_test_status "both requests were still running at the suspend" $? "the first ended too early"
 for x in a:$ra b:$rb; do
 	f=/tmp/${x%%:*}
 	[ "${x#*:}" = 0 ] && [ "$(jget buffers_verified "$(cat "$f.json")")" = 16 ]
-	check "request ${x%%:*}: restarted after resume, all 16 buffers verified" $? \
+	ktap_test_status "request ${x%%:*}: restarted after resume, all 16 buffers verified" $? \
 		"rc=${x#*:} $(cat "$f.json" "$f.err")"
 done
 check_only_ring_held
 
-finish
+ktap_finished

@@ -20,7 +20,7 @@ N=25
 missing=
 for d in $DEVS; do [ -c /dev/dma32demo"$d" ] || missing="$missing $d"; done
 [ -z "$missing" ]
-check "4 truncating devices bound as /dev/dma32demo0..3" $? "missing:$missing"
+ktap_test_status "4 truncating devices bound as /dev/dma32demo0..3" $? "missing:$missing"
 
 # Each device its own size, so the requests' windows differ: a request
 # that ran inside another would see the other's data or canaries
@@ -42,37 +42,37 @@ done
 wait
 bad=$(cat /tmp/alias.0 /tmp/alias.1 /tmp/alias.2 /tmp/alias.3)
 [ -z "$bad" ]
-check "4 devices x $N truncation-alias requests at once: all verified, 0 canary errors" $? "$bad"
+ktap_test_status "4 devices x $N truncation-alias requests at once: all verified, 0 canary errors" $? "$bad"
 ! dmesg | grep -q 'in use by another device'
-check "no request found the windows claimed by another (serialized)" $? \
+ktap_test_status "no request found the windows claimed by another (serialized)" $? \
 	"$(dmesg | grep 'in use by another' | head -n 3 | tr '\n' ' ')"
 n=$(dmesg | grep -c 'truncation-alias: .* landed at its low alias; 0 other bytes changed')
 [ "$n" = $((4 * N)) ]
-check "the driver logged $((4 * N)) requests landed at the low alias" $? "$n lines"
+ktap_test_status "the driver logged $((4 * N)) requests landed at the low alias" $? "$n lines"
 grep -q -e '10000000-1000ffff : Reserved' /proc/iomem &&
 	! grep -q ': dma32demo[0-9]' /proc/iomem
-check "the windows are released after the requests" $? "$(grep -e '^ *1*10000000' -e 'dma32demo[0-9]' /proc/iomem)"
+ktap_test_status "the windows are released after the requests" $? "$(grep -e '^ *1*10000000' -e 'dma32demo[0-9]' /proc/iomem)"
 
 # 0x1d0000000 is reserved RAM, its low alias 0xd0000000 is in the PCI
 # hole: no memory there, the device's write would go to the bus
-diag "PCI bus windows: $(grep 'PCI Bus 0000:00' /proc/iomem | tr '\n' ' ')"
+ktap_print_msg "PCI bus windows: $(grep 'PCI Bus 0000:00' /proc/iomem | tr '\n' ' ')"
 rmmod dma32demo
 dmesg -c >/dev/null
 insmod $ko allow_unsafe=1 alias_window=0x1d0000000
 j=$(dma32ctl run --strategy truncation-alias --op fill --size 4K --verify --json 2>&1)
 [ "$(jget errno "$j")" = EPERM ] &&
 	dmesg | grep -q 'truncation-alias: 0xd0000000 is not RAM in the firmware.s memory map (MMIO or a hole)'
-check "a window whose alias is MMIO is refused (EPERM, one log line)" $? \
+ktap_test_status "a window whose alias is MMIO is refused (EPERM, one log line)" $? \
 	"$j; $(dmesg | grep dma32demo | tail -n 2 | tr '\n' ' ')"
 ! grep -q ': dma32demo[0-9]' /proc/iomem
-check "and nothing stays claimed" $? "$(grep 'dma32demo[0-9]' /proc/iomem)"
+ktap_test_status "and nothing stays claimed" $? "$(grep 'dma32demo[0-9]' /proc/iomem)"
 
 rmmod dma32demo
 dmesg -c >/dev/null
 insmod $ko alias_window=0x110000000
 j=$(dma32ctl run --strategy truncation-alias --op fill --size 4K --json 2>&1)
 [ "$(jget errno "$j")" = EPERM ] && dmesg | grep -q 'truncation-alias refused: it needs allow_unsafe=1'
-check "without allow_unsafe=1 truncation-alias is refused (EPERM, one log line)" $? "$j"
+ktap_test_status "without allow_unsafe=1 truncation-alias is refused (EPERM, one log line)" $? "$j"
 
 check_reloaded_verifies
-finish
+ktap_finished

@@ -17,28 +17,28 @@ ko=/lib/modules/dma32demo.ko
 
 info=$(dma32ctl info --json)
 [ "$(jget overflow "$info")" = truncate ] && [ "$(jget alias_window "$info")" = 4563402752 ]
-check "the device truncates; alias window at 0x110000000" $? "$info"
+ktap_test_status "the device truncates; alias window at 0x110000000" $? "$info"
 grep -q '^ *10000000-1000ffff : Reserved' /proc/iomem &&
 	grep -q '^ *110000000-11000ffff : Reserved' /proc/iomem
-check "both windows are reserved, not System RAM" $? "$(grep -i -e '^ *1*10000000' /proc/iomem)"
+ktap_test_status "both windows are reserved, not System RAM" $? "$(grep -i -e '^ *1*10000000' /proc/iomem)"
 
 for size in 4K 16K 32K; do
 	j=$(dma32ctl run --strategy truncation-alias --op fill --size $size --verify --json 2>&1)
 	[ "$(jget ok "$j")" = true ] && [ "$(jget buffers_verified "$j")" = 1 ] &&
 		[ "$(jget alias_canary_errors "$j")" = 0 ] && [ "$(jget device_faults "$j")" = 0 ] &&
 		[ "$(jget mappings_above_4g "$j")" = 1 ]
-	check "$size for 0x110000000+: landed at the low alias, high window and canaries untouched" $? "$j"
+	ktap_test_status "$size for 0x110000000+: landed at the low alias, high window and canaries untouched" $? "$j"
 done
 dmesg | grep -q 'truncation-alias: .* landed at its low alias; 0 other bytes changed'
-check "the driver's log says where the data landed" $? "$(dmesg | grep truncation-alias | tail -n 2)"
+ktap_test_status "the driver's log says where the data landed" $? "$(dmesg | grep truncation-alias | tail -n 2)"
 
 j=$(dma32ctl run --strategy truncation-alias --op checksum --size 4K --json 2>&1)
 [ "$(jget errno "$j")" = EINVAL ]
-check "truncation-alias is fill only (EINVAL)" $? "$j"
+ktap_test_status "truncation-alias is fill only (EINVAL)" $? "$j"
 
 j=$(dma32ctl run --strategy unsafe-raw --op fill --size 64K --json 2>&1)
 [ "$(jget errno "$j")" = EPERM ] && dmesg | grep -q 'unsafe-raw refused: this device truncates'
-check "unsafe-raw refused on a truncating device even with allow_unsafe=1 (EPERM, one log line)" $? \
+ktap_test_status "unsafe-raw refused on a truncating device even with allow_unsafe=1 (EPERM, one log line)" $? \
 	"$j; $(dmesg | tail -n 2 | tr '\n' ' ')"
 
 for p in force_mask_bits=64 force_coherent_bits=64; do
@@ -46,7 +46,7 @@ for p in force_mask_bits=64 force_coherent_bits=64; do
 	dmesg -c >/dev/null
 	insmod $ko allow_unsafe=1 $p 2>/dev/null
 	[ ! -e /dev/dma32demo0 ] && dmesg | grep -q 'wider than the device.s reach refused: it truncates'
-	check "$p refused on a truncating device: not bound, one log line" $? \
+	ktap_test_status "$p refused on a truncating device: not bound, one log line" $? \
 		"$(ls /dev/dma32demo* 2>&1); $(dmesg | grep dma32demo | tail -n 2 | tr '\n' ' ')"
 done
 
@@ -55,7 +55,7 @@ rmmod dma32demo 2>/dev/null
 insmod $ko allow_unsafe=1 alias_window=0x120000000
 j=$(dma32ctl run --strategy truncation-alias --op fill --size 4K --json 2>&1)
 [ "$(jget errno "$j")" = EPERM ] && dmesg | grep -q 'is memory the kernel uses; boot with memmap='
-check "a window in RAM the kernel uses is refused (EPERM, says how to reserve it)" $? "$j"
+ktap_test_status "a window in RAM the kernel uses is refused (EPERM, says how to reserve it)" $? "$j"
 
 check_reloaded_verifies
-finish
+ktap_finished

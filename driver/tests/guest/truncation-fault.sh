@@ -11,17 +11,17 @@
 
 info=$(dma32ctl info --json)
 [ "$(jget overflow "$info")" = fault ]
-check "the device faults beyond its reach" $? "$info"
+ktap_test_status "the device faults beyond its reach" $? "$info"
 j=$(dma32ctl run --strategy truncation-alias --op fill --size 16K --verify --json 2>&1)
 [ "$(jget ok "$j")" = false ] && [ "$(jget device_faults "$j")" = 1 ] &&
 	[ "$(jget alias_canary_errors "$j")" = 0 ] && [ "$(jget buffers_verified "$j")" = 0 ]
-check "16K for 0x110000000+: a device fault, no byte of either window changed" $? "$j"
+ktap_test_status "16K for 0x110000000+: a device fault, no byte of either window changed" $? "$j"
 fault=$(jget fault_addr "$j")
 [ "$fault" -ge 4563402752 ] && [ "$fault" -lt 4563468288 ]
-check "the fault names the high address ($fault)" $? "$j"
+ktap_test_status "the fault names the high address ($fault)" $? "$j"
 dmesg | grep -q 'truncation-alias: .* were refused by the device; 0 other bytes changed'
-check "the driver's log says the device refused them" $? "$(dmesg | grep truncation-alias | tail -n 2)"
+ktap_test_status "the driver's log says the device refused them" $? "$(dmesg | grep truncation-alias | tail -n 2)"
 j=$(dma32ctl run --strategy coherent --op fill --size 64K --verify --json 2>&1)
 [ "$(jget buffers_verified "$j")" = 1 ]
-check "afterwards ordinary requests verify" $? "$j"
-finish
+ktap_test_status "afterwards ordinary requests verify" $? "$j"
+ktap_finished

@@ -32,7 +32,7 @@ pb=$!
 # Both running requests (the counter moves at each request's end); the
 # bound is one no working guest needs.
 wait_until 300 sh -c "[ \$(cat $sysdir/requests) -ge 2 ]"
-check "the two processes run requests" $? "requests: $(cat "$sysdir"/requests)"
+ktap_test_status "the two processes run requests" $? "requests: $(cat "$sysdir"/requests)"
 r0=$(cat "$sysdir"/requests)
 refused=0 reasons=
 for _ in 1 2 3 4 5; do
@@ -44,16 +44,16 @@ for _ in 1 2 3 4 5; do
 	sleep 1
 done
 loaded && [ $refused = 5 ]
-check "rmmod refused 5 times while two processes have the device open" $? "refused $refused: $reasons"
-diag "rmmod said: $reasons"
+ktap_test_status "rmmod refused 5 times while two processes have the device open" $? "refused $refused: $reasons"
+ktap_print_msg "rmmod said: $reasons"
 case $reasons in
-*"temporarily unavailable"* | *"busy"* | *"in use"*) ok "the refusal is EAGAIN/EBUSY (module in use)" ;;
-*) nok "the refusal is EAGAIN/EBUSY (module in use)" "$reasons" ;;
+*"temporarily unavailable"* | *"busy"* | *"in use"*) ktap_test_pass "the refusal is EAGAIN/EBUSY (module in use)" ;;
+*) ktap_test_fail "the refusal is EAGAIN/EBUSY (module in use)" "$reasons" ;;
 esac
 wait_until 300 sh -c "[ \$(cat $sysdir/requests) -gt $r0 ]"
 r1=$(cat "$sysdir"/requests)
 alive $pa && alive $pb && [ "$r1" -gt "$r0" ]
-check "requests carry on during the refused rmmods ($r0 -> $r1)" $? "processes gone or stuck"
+ktap_test_status "requests carry on during the refused rmmods ($r0 -> $r1)" $? "processes gone or stuck"
 kill $pa $pb
 # (no "Terminated" job messages in the KTAP output)
 wait $pa $pb 2>/dev/null
@@ -61,34 +61,34 @@ wait $pa $pb 2>/dev/null
 # as an error: at most one per process); nothing may have failed to verify.
 e=$(cat "$sysdir"/errors)
 [ "$e" -le 2 ] && ! dmesg | grep -q 'verification failed'
-check "processes killed in the middle: only their last request ended ($e errors), none failed to verify" $? \
+ktap_test_status "processes killed in the middle: only their last request ended ($e errors), none failed to verify" $? \
 	"errors=$e; $(dmesg | grep 'verification failed' | head -n 1)"
 rmmod dma32demo
-check "rmmod succeeds once they exited" $? "rmmod failed"
+ktap_test_status "rmmod succeeds once they exited" $? "rmmod failed"
 ! loaded && [ ! -e /dev/dma32demo0 ]
-check "module and /dev/dma32demo0 are gone" $? "still there"
+ktap_test_status "module and /dev/dma32demo0 are gone" $? "still there"
 
 # Round 2: unbind while requests run and one waits on a stalled device
 insmod $ko timeout_ms=1000
-check "insmod again" $? "insmod failed"
+ktap_test_status "insmod again" $? "insmod failed"
 dma32demo-stress --seconds 600 --seed 21 >/tmp/a.json 2>/tmp/a.err &
 pa=$!
 dma32demo-stress --seconds 600 --seed 22 >/tmp/b.json 2>/tmp/b.err &
 pb=$!
 r0=$(cat "$sysdir"/requests)
 wait_until 300 sh -c "[ \$(cat $sysdir/requests) -ge $((r0 + 2)) ]"
-check "the two processes run requests again" $? "requests: $r0 -> $(cat "$sysdir"/requests)"
+ktap_test_status "the two processes run requests again" $? "requests: $r0 -> $(cat "$sysdir"/requests)"
 dma32ctl run --strategy coherent --op fill --size 64K --inject stall --json >/tmp/stall.json 2>/dev/null &
 ps=$!
 # In the driver: stalled, or queued behind a stress request
 wait_until 300 in_ioctl $ps
-check "the stalled request is inside the driver" $? "pid $ps not in an ioctl"
+ktap_test_status "the stalled request is inside the driver" $? "pid $ps not in an ioctl"
 t0=$(date +%s)
 urc=0
 echo "$bdf" >/sys/bus/pci/drivers/dma32demo/unbind || urc=1
 t1=$(date +%s)
 [ $urc = 0 ] && [ ! -e /dev/dma32demo0 ]
-check "unbind with requests in flight returns ($((t1 - t0)) s) and removes /dev/dma32demo0" $? "rc=$urc"
+ktap_test_status "unbind with requests in flight returns ($((t1 - t0)) s) and removes /dev/dma32demo0" $? "rc=$urc"
 wait $pa
 ra=$?
 wait $pb
@@ -97,34 +97,34 @@ wait $ps
 j=$(cat /tmp/stall.json)
 ja=$(cat /tmp/a.json)
 jb=$(cat /tmp/b.json)
-diag "process 1: $ja"
-diag "process 2: $jb"
-diag "stalled request: $j"
+ktap_print_msg "process 1: $ja"
+ktap_print_msg "process 2: $jb"
+ktap_print_msg "stalled request: $j"
 [ $ra = 0 ] && [ $rb = 0 ] && [ "$(jget gone "$ja")" = true ] && [ "$(jget gone "$jb")" = true ]
-check "both processes stop on ENODEV, no request failed before" $? "rc $ra $rb; $(cat /tmp/a.err /tmp/b.err | head -n 3)"
+ktap_test_status "both processes stop on ENODEV, no request failed before" $? "rc $ra $rb; $(cat /tmp/a.err /tmp/b.err | head -n 3)"
 mism=$(($(jget mismatched_bytes "$ja") + $(jget mismatched_bytes "$jb")))
 can=$(($(jget canary_violations "$ja") + $(jget canary_violations "$jb")))
 [ "$mism" = 0 ] && [ "$can" = 0 ]
-check "0 mismatched bytes, 0 canary violations in $(($(jget requests "$ja") + $(jget requests "$jb"))) requests" $? \
+ktap_test_status "0 mismatched bytes, 0 canary violations in $(($(jget requests "$ja") + $(jget requests "$jb"))) requests" $? \
 	"mismatched=$mism canary=$can"
 # In flight or queued behind the stress requests, the unbind ends it with
 # ENODEV; only if its 1 s timeout came first may it end in ETIMEDOUT
 e=$(jget errno "$j")
-diag "the stalled request ended with ${e:-no result}"
+ktap_print_msg "the stalled request ended with ${e:-no result}"
 if [ "$e" = ETIMEDOUT ]; then
 	[ "$(jget resets "$j")" = 1 ]
-	check "the stalled request ends with ETIMEDOUT and a reset, or ENODEV" $? "$j"
+	ktap_test_status "the stalled request ends with ETIMEDOUT and a reset, or ENODEV" $? "$j"
 else
 	[ "$e" = ENODEV ]
-	check "the stalled request ends with ETIMEDOUT and a reset, or ENODEV" $? "no result: $j"
+	ktap_test_status "the stalled request ends with ETIMEDOUT and a reset, or ENODEV" $? "no result: $j"
 fi
 dmesg | grep -qE 'WARNING|BUG|Oops'
-check "no WARN, BUG or Oops" $((!$?)) "$(dmesg | grep -E 'WARNING|BUG|Oops' | head -n 2)"
+ktap_test_status "no WARN, BUG or Oops" $((!$?)) "$(dmesg | grep -E 'WARNING|BUG|Oops' | head -n 2)"
 
 rmmod dma32demo
-check "rmmod after the unbind" $? "rmmod failed"
+ktap_test_status "rmmod after the unbind" $? "rmmod failed"
 insmod $ko
-check "insmod after unbind and rmmod" $? "insmod failed"
+ktap_test_status "insmod after unbind and rmmod" $? "insmod failed"
 check_every_strategy_verifies "every strategy x op verifies on the fresh module" 128K 2
 
-finish
+ktap_finished

@@ -18,11 +18,11 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-check "the kernel's GART driver is in use" logged "PCI-DMA: using GART IOMMU"
-check "boot log says the model is in force" \
+ktap_test_result "the kernel's GART driver is in use" logged "PCI-DMA: using GART IOMMU"
+ktap_test_result "boot log says the model is in force" \
 	logged "dma-direct: coherent memory as in 2.6.14"
-check "ZONE_DMA32 is empty" eq "$(zf DMA32 present)" 0
-check "the GART's counters exist" test -e "$G/aperture_coherent"
+ktap_test_result "ZONE_DMA32 is empty" eq "$(zf DMA32 present)" 0
+ktap_test_result "the GART's counters exist" test -e "$G/aperture_coherent"
 pages=$(g aperture_pages)
 ktap_print_msg "aperture: $pages pages ($((pages / 256)) MiB)"
 
@@ -31,7 +31,7 @@ if ! command -v dma32ctl >/dev/null 2>&1; then
 		"aperture pages equal the driver's" "aperture_used includes them" \
 		"given back after the request" "ENOMEM at the aperture's size" \
 		"one refusal counted" "no ZONE_DMA page" "nothing held after"; do
-		skip "$t" "dma32ctl not available"
+		ktap_test_skip "$t" "dma32ctl not available"
 	done
 	ktap_finished
 fi
@@ -41,7 +41,7 @@ dma32-pressure --leave 2048 >/tmp/pressure.out 2>&1 &
 ppid=$!
 while kill -0 $ppid 2>/dev/null && ! grep -q pressure: /tmp/pressure.out; do sleep 1; done
 ktap_print_lines </tmp/pressure.out
-check "dma32-pressure holds all but 2 GiB of free memory" kill -0 $ppid
+ktap_test_result "dma32-pressure holds all but 2 GiB of free memory" kill -0 $ppid
 
 # A stalled request holds its coherent buffers: their pages above 4 GiB
 # are in the aperture until the request frees them
@@ -54,10 +54,10 @@ ktap_print_lines </tmp/gart-stall.json
 j=$(grep '^{' /tmp/gart-stall.json | tail -n 1)
 p=$(jget pages_above_4g "$j")
 ktap_print_msg "stalled request: aperture_coherent +$((held - c0)), aperture_used +$((used - u0)), driver: $p pages above 4 GiB"
-check "32-bit coherent buffers held in the aperture during a stalled request" test "$((held - c0))" -gt 0
-check "aperture pages held = the driver's $p coherent pages above 4 GiB" eq "$((held - c0))" "$p"
-check "aperture_used includes them" eq "$((used - u0))" "$((held - c0))"
-check "given back after the request (aperture_coherent, aperture_used)" \
+ktap_test_result "32-bit coherent buffers held in the aperture during a stalled request" test "$((held - c0))" -gt 0
+ktap_test_result "aperture pages held = the driver's $p coherent pages above 4 GiB" eq "$((held - c0))" "$p"
+ktap_test_result "aperture_used includes them" eq "$((used - u0))" "$((held - c0))"
+ktap_test_result "given back after the request (aperture_coherent, aperture_used)" \
 	eq "$(g aperture_coherent) $(g aperture_used)" "$c0 $u0"
 echo 5000 >/sys/module/dma32demo/parameters/timeout_ms
 
@@ -68,13 +68,13 @@ runj --strategy coherent --op fill --size 256K --count 2048
 bufs=$(jget buffers "$j")
 ktap_print_msg "before ENOMEM: $bufs buffers of 256 KiB = $((bufs / 4)) MiB," \
 	"$(jget pages_above_4g "$j") pages above 4 GiB; aperture $((pages / 256)) MiB"
-check "256 KiB x 2048 ends in ENOMEM within the aperture's size" \
+ktap_test_result "256 KiB x 2048 ends in ENOMEM within the aperture's size" \
 	sh -c "[ '$(jget errno "$j")' = ENOMEM ] && [ $(jget pages_above_4g "$j") -le $pages ]"
-check "the refusal that ended it is counted: aperture_full +1" \
+ktap_test_result "the refusal that ended it is counted: aperture_full +1" \
 	eq "$(($(g aperture_full) - f0))" 1
-check "no ZONE_DMA page, no ZONE_DMA fallback" \
+ktap_test_result "no ZONE_DMA page, no ZONE_DMA fallback" \
 	eq "$(jget DMA "$j") $(($(fallbacks) - fb0))" "0 0"
-check "nothing held after (aperture_coherent, aperture_used)" \
+ktap_test_result "nothing held after (aperture_coherent, aperture_used)" \
 	eq "$(g aperture_coherent) $(g aperture_used)" "$c0 $u0"
 kill $ppid
 wait $ppid

@@ -20,16 +20,16 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-check "dma_coherent_model=2.6.14 dma32=off on the command line" \
+ktap_test_result "dma_coherent_model=2.6.14 dma32=off on the command line" \
 	sh -c 'grep -q "dma_coherent_model=2.6.14" /proc/cmdline && grep -q "dma32=off" /proc/cmdline'
-check "boot log says the model is in force" \
+ktap_test_result "boot log says the model is in force" \
 	logged "dma-direct: coherent memory as in 2.6.14: an ordinary page, else ZONE_DMA, else the swiotlb pool"
-check "no warning about a populated ZONE_DMA32 under dma32=off" \
+ktap_test_result "no warning about a populated ZONE_DMA32 under dma32=off" \
 	not_logged "with ZONE_DMA32 populated"
-check "ZONE_DMA32 is empty" eq "$(zf DMA32 present)" 0
+ktap_test_result "ZONE_DMA32 is empty" eq "$(zf DMA32 present)" 0
 nslabs=$(c io_tlb_nslabs 2>&1)
-check "there is a swiotlb pool (RAM above 4 GiB): $nslabs slots" test "$nslabs" -gt 0
-check "the pool's coherent counters start at 0 (held, bytes, allocs, full)" \
+ktap_test_result "there is a swiotlb pool (RAM above 4 GiB): $nslabs slots" test "$nslabs" -gt 0
+ktap_test_result "the pool's coherent counters start at 0 (held, bytes, allocs, full)" \
 	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_coherent_allocs) $(c io_tlb_coherent_full)" "0 0 0 0"
 
 if ! command -v dma32ctl >/dev/null 2>&1; then
@@ -40,7 +40,7 @@ if ! command -v dma32ctl >/dev/null 2>&1; then
 		"verified request through all steps" "the driver sees the pool buffers" \
 		"held during a stalled request" "unbind during the stall" \
 		"nothing held after the unbind" "rebind" "a streaming request verifies"; do
-		skip "$t" "dma32ctl not available"
+		ktap_test_skip "$t" "dma32ctl not available"
 	done
 	ktap_finished
 fi
@@ -48,7 +48,7 @@ fi
 # (a) while there is free memory below 4 GiB
 a0=$(c io_tlb_coherent_allocs) f0=$(fallbacks)
 runj --strategy coherent --op fill --size 256K --count 16 --verify
-check "(a) first: 16 x 256 KiB verified, all ordinary pages below 4 GiB (Normal, no ZONE_DMA, no pool)" \
+ktap_test_result "(a) first: 16 x 256 KiB verified, all ordinary pages below 4 GiB (Normal, no ZONE_DMA, no pool)" \
 	sh -c "[ '$(jget ok "$j")' = true ] && [ '$(jget pages_above_4g "$j") $(jget DMA "$j") $(jget Normal "$j")' = '0 0 1024' ] && [ $(($(c io_tlb_coherent_allocs) - a0)) = 0 ] && [ $(($(fallbacks) - f0)) = 0 ]"
 
 # Take the rest of the memory below 4 GiB: leave 2 GiB free, all above it
@@ -56,31 +56,31 @@ dma32-pressure --leave 2048 >/tmp/pressure.out 2>&1 &
 ppid=$!
 while kill -0 $ppid 2>/dev/null && ! grep -q pressure: /tmp/pressure.out; do sleep 1; done
 ktap_print_lines </tmp/pressure.out
-check "dma32-pressure holds all but 2 GiB of free memory" kill -0 $ppid
+ktap_test_result "dma32-pressure holds all but 2 GiB of free memory" kill -0 $ppid
 
 # Exhaustion: far more than the three steps can give
 seg=$((nslabs / 128))
 f0=$(fallbacks) a0=$(c io_tlb_coherent_allocs) full0=$(c io_tlb_coherent_full)
 panic0=$(panics)
 runj --strategy coherent --op fill --size 256K --count 2048
-check "256 KiB x 2048 coherent request ends in ENOMEM" eq "$(jget errno "$j")" ENOMEM
+ktap_test_result "256 KiB x 2048 coherent request ends in ENOMEM" eq "$(jget errno "$j")" ENOMEM
 bufs=$(jget buffers "$j")
 b=$(($(jget DMA "$j") / 64))
 cc=$(($(c io_tlb_coherent_allocs) - a0))
 a=$((bufs - b - cc))
 ktap_print_msg "before ENOMEM: $bufs buffers = $((bufs / 4)) MiB; (a) ordinary $a = $((a / 4)) MiB," \
 	"(b) ZONE_DMA $b = $((b / 4)) MiB, (c) swiotlb pool $cc = $((cc / 4)) MiB"
-check "no page above 4 GiB" eq "$(jget pages_above_4g "$j")" 0
-check "the $a from (a) and the $cc from the pool are ZONE_NORMAL pages, the rest ZONE_DMA" \
+ktap_test_result "no page above 4 GiB" eq "$(jget pages_above_4g "$j")" 0
+ktap_test_result "the $a from (a) and the $cc from the pool are ZONE_NORMAL pages, the rest ZONE_DMA" \
 	eq "$(jget Normal "$j")" $(((a + cc) * 64))
-check "(b) $b buffers came from ZONE_DMA, zone_dma_fallbacks +$b" \
+ktap_test_result "(b) $b buffers came from ZONE_DMA, zone_dma_fallbacks +$b" \
 	sh -c "[ $b -gt 0 ] && [ $(($(fallbacks) - f0)) = $b ]"
-check "(c) $cc buffers came from the pool: all its $seg segments" eq "$cc" "$seg"
-check "the refusal that ended the request counted: io_tlb_coherent_full +1" \
+ktap_test_result "(c) $cc buffers came from the pool: all its $seg segments" eq "$cc" "$seg"
+ktap_test_result "the refusal that ended the request counted: io_tlb_coherent_full +1" \
 	eq "$(($(c io_tlb_coherent_full) - full0))" 1
-check "2.6.14 would have panicked at that refusal (256 KiB > 32 KiB): coherent_2614_would_panic +1" \
+ktap_test_result "2.6.14 would have panicked at that refusal (256 KiB > 32 KiB): coherent_2614_would_panic +1" \
 	eq "$(($(panics) - panic0))" 1
-check "after the request nothing is held in the pool (held, bytes, io_tlb_used)" \
+ktap_test_result "after the request nothing is held in the pool (held, bytes, io_tlb_used)" \
 	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_used)" "0 0 0"
 
 # Within what (b) and (c) can give even if (a) never succeeds: it must
@@ -90,17 +90,17 @@ runj --strategy coherent --op fill --size 256K --count 256 --verify
 cc=$(($(c io_tlb_coherent_allocs) - a0))
 b=$(($(jget DMA "$j") / 64))
 ktap_print_msg "verified request: (a) $((256 - b - cc)), (b) $b, (c) $cc buffers"
-check "256 x 256 KiB verified, from ZONE_DMA and the pool too" \
+ktap_test_result "256 x 256 KiB verified, from ZONE_DMA and the pool too" \
 	sh -c "[ '$(jget ok "$j")' = true ] && [ '$(jget buffers_verified "$j")' = 256 ] && [ $b -gt 0 ] && [ $cc -gt 0 ]"
 # The driver counts a coherent buffer whose handle lies in the pool: as
 # "bounced" (a mapping in swiotlb), or, in newer drivers, in
 # coherent_swiotlb_bytes (held there, never copied)
 csb=$(jget coherent_swiotlb_bytes "$j")
 if [ -n "$csb" ]; then
-	check "the driver sees them in the pool: coherent_swiotlb_bytes $csb >= $cc x 256 KiB" \
+	ktap_test_result "the driver sees them in the pool: coherent_swiotlb_bytes $csb >= $cc x 256 KiB" \
 		test "$csb" -ge $((cc * 262144))
 else
-	check "the driver sees them in the pool: bounced == $cc" eq "$(jget bounced "$j")" "$cc"
+	ktap_test_result "the driver sees them in the pool: bounced == $cc" eq "$(jget bounced "$j")" "$cc"
 fi
 
 # Held while a stalled request waits for the device, then the device is
@@ -119,17 +119,17 @@ while [ $i -lt 50 ]; do
 done
 bytes=$(c io_tlb_coherent_bytes) used=$(c io_tlb_used)
 ktap_print_msg "stalled request holds $held pool buffers, $bytes bytes; io_tlb_used $used slots"
-check "held during a stalled request: $held buffers x 256 KiB == io_tlb_coherent_bytes == io_tlb_used slots" \
+ktap_test_result "held during a stalled request: $held buffers x 256 KiB == io_tlb_coherent_bytes == io_tlb_used slots" \
 	sh -c "[ $held -gt 0 ] && [ $bytes = $((held * 262144)) ] && [ $used = $((bytes / 2048)) ]"
-check "unbind during the stall returns" sh -c "echo $dev >/sys/bus/pci/drivers/dma32demo/unbind"
+ktap_test_result "unbind during the stall returns" sh -c "echo $dev >/sys/bus/pci/drivers/dma32demo/unbind"
 wait $pid
 ktap_print_lines </tmp/stall.json
-check "after the unbind nothing is held in the pool (held, bytes, io_tlb_used)" \
+ktap_test_result "after the unbind nothing is held in the pool (held, bytes, io_tlb_used)" \
 	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_used)" "0 0 0"
 echo "$dev" >/sys/bus/pci/drivers/dma32demo/bind
-check "rebind: /dev/dma32demo0 is back" test -c /dev/dma32demo0
+ktap_test_result "rebind: /dev/dma32demo0 is back" test -c /dev/dma32demo0
 runj --strategy streaming --op fill --size 1M --count 8 --verify
-check "a streaming request still bounces through the pool and verifies" \
+ktap_test_result "a streaming request still bounces through the pool and verifies" \
 	sh -c "[ '$(jget ok "$j")' = true ] && [ $(jget bounced "$j") -gt 0 ] && [ $(c io_tlb_used) = $(($(c io_tlb_coherent_bytes) / 2048)) ]"
 kill $ppid
 wait $ppid

@@ -7,23 +7,23 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-check "the value is rejected in the boot log, once" \
+ktap_test_result "the value is rejected in the boot log, once" \
 	logged_once 'dma_coherent_model=2.6.15: neither "2.6.14" nor "default", ignored'
-check "no generic complaint repeats it" not_logged "Malformed early option"
+ktap_test_result "no generic complaint repeats it" not_logged "Malformed early option"
 dmesg | grep -q "coherent memory as in 2.6.14"
-check "the model is not in force" test $? -ne 0
+ktap_test_result "the model is not in force" test $? -ne 0
 if ! command -v dma32ctl >/dev/null 2>&1; then
-	skip "16 x 256 KiB of 32-bit coherent memory, verified" "dma32ctl not available"
-	skip "all of it from ZONE_DMA, zone_dma_fallbacks +16" "dma32ctl not available"
-	skip "the pool's coherent counters stay at 0" "dma32ctl not available"
+	ktap_test_skip "16 x 256 KiB of 32-bit coherent memory, verified" "dma32ctl not available"
+	ktap_test_skip "all of it from ZONE_DMA, zone_dma_fallbacks +16" "dma32ctl not available"
+	ktap_test_skip "the pool's coherent counters stay at 0" "dma32ctl not available"
 	ktap_finished
 fi
 f0=$(fallbacks)
 runj --strategy coherent --op fill --size 256K --count 16 --verify
-check "16 x 256 KiB of 32-bit coherent memory, verified" \
+ktap_test_result "16 x 256 KiB of 32-bit coherent memory, verified" \
 	sh -c "[ '$(jget ok "$j")' = true ] && [ '$(jget buffers_verified "$j")' = 16 ]"
-check "all of it from ZONE_DMA, zone_dma_fallbacks +16" \
+ktap_test_result "all of it from ZONE_DMA, zone_dma_fallbacks +16" \
 	eq "$(jget DMA "$j") $(($(fallbacks) - f0))" "1024 16"
-check "the pool's coherent counters stay at 0 (held, bytes, allocs, full)" \
+ktap_test_result "the pool's coherent counters stay at 0 (held, bytes, allocs, full)" \
 	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_coherent_allocs) $(c io_tlb_coherent_full)" "0 0 0 0"
 ktap_finished

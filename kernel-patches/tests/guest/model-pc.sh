@@ -10,23 +10,23 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-check "boot log says the model is in force" \
+ktap_test_result "boot log says the model is in force" \
 	logged "dma-direct: coherent memory as in 2.6.14: an ordinary page, else ZONE_DMA, else the swiotlb pool"
-check "no RAM above 4 GiB: Normal ends below pfn 1048576" test "$(zend Normal)" -le 1048576
-check "no swiotlb pool" test ! -e "$D/io_tlb_nslabs"
+ktap_test_result "no RAM above 4 GiB: Normal ends below pfn 1048576" test "$(zend Normal)" -le 1048576
+ktap_test_result "no swiotlb pool" test ! -e "$D/io_tlb_nslabs"
 if ! command -v dma32ctl >/dev/null 2>&1; then
-	skip "256 x 256 KiB (64 MiB) of 32-bit coherent memory, verified" "dma32ctl not available"
-	skip "every buffer from step (a): no ZONE_DMA page, zone_dma_fallbacks unchanged" "dma32ctl not available"
-	skip "1024 x 256 KiB (256 MiB) too" "dma32ctl not available"
+	ktap_test_skip "256 x 256 KiB (64 MiB) of 32-bit coherent memory, verified" "dma32ctl not available"
+	ktap_test_skip "every buffer from step (a): no ZONE_DMA page, zone_dma_fallbacks unchanged" "dma32ctl not available"
+	ktap_test_skip "1024 x 256 KiB (256 MiB) too" "dma32ctl not available"
 	ktap_finished
 fi
 f0=$(fallbacks)
 runj --strategy coherent --op fill --size 256K --count 256 --verify
-check "256 x 256 KiB (64 MiB) of 32-bit coherent memory, verified" \
+ktap_test_result "256 x 256 KiB (64 MiB) of 32-bit coherent memory, verified" \
 	sh -c "[ '$(jget ok "$j")' = true ] && [ '$(jget buffers_verified "$j")' = 256 ]"
-check "every buffer from step (a): no ZONE_DMA page, zone_dma_fallbacks unchanged" \
+ktap_test_result "every buffer from step (a): no ZONE_DMA page, zone_dma_fallbacks unchanged" \
 	eq "$(jget DMA "$j") $(($(fallbacks) - f0))" "0 0"
 runj --strategy coherent --op fill --size 256K --count 1024
-check "1024 x 256 KiB (256 MiB) too, none from ZONE_DMA" \
+ktap_test_result "1024 x 256 KiB (256 MiB) too, none from ZONE_DMA" \
 	sh -c "[ '$(jget ok "$j")' = true ] && [ '$(jget DMA "$j")' = 0 ]"
 ktap_finished

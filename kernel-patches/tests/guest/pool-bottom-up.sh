@@ -8,7 +8,7 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-check "swiotlb_bottom_up on the command line" grep -q swiotlb_bottom_up /proc/cmdline
+ktap_test_result "swiotlb_bottom_up on the command line" grep -q swiotlb_bottom_up /proc/cmdline
 # "software IO TLB: mapped [mem 0x0000000001c06000-0x0000000005c06000] (64MB)"
 line=$(grep -o 'software IO TLB: mapped \[mem 0x[0-9a-f]*-0x[0-9a-f]*\]' /tmp/boot.dmesg | tail -n 1)
 ktap_print_msg "boot log: $line"
@@ -16,14 +16,14 @@ range=${line##*\[mem }
 range=${range%\]}
 start=$((${range%-*}))
 end=$((${range#*-}))
-check "the boot log gives the pool's place" test -n "$line"
-check "the pool is 64 MiB: $start..$end" eq $((end - start)) 67108864
-check "the pool lies in the lowest 256 MiB, above the kernel (16 MiB)" \
+ktap_test_result "the boot log gives the pool's place" test -n "$line"
+ktap_test_result "the pool is 64 MiB: $start..$end" eq $((end - start)) 67108864
+ktap_test_result "the pool lies in the lowest 256 MiB, above the kernel (16 MiB)" \
 	sh -c "[ $start -ge 16777216 ] && [ $end -le 268435456 ]"
-check "the pool lies below 2 GiB: a 31-bit device reaches it" test "$end" -le 2147483648
-check "its slots agree with io_tlb_nslabs" eq "$(c io_tlb_nslabs)" $(((end - start) / 2048))
+ktap_test_result "the pool lies below 2 GiB: a 31-bit device reaches it" test "$end" -le 2147483648
+ktap_test_result "its slots agree with io_tlb_nslabs" eq "$(c io_tlb_nslabs)" $(((end - start) / 2048))
 f=/sys/kernel/debug/dma_direct/coherent_2614_would_panic
-check "dma_direct/coherent_2614_would_panic exists and starts at 0" eq "$(cat $f 2>/dev/null)" 0
-check "coherent_2614_would_panic: echo 0 resets" sh -c "echo 0 >$f"
-check "coherent_2614_would_panic: echo 5 fails" sh -c "! echo 5 2>/dev/null >$f"
+ktap_test_result "dma_direct/coherent_2614_would_panic exists and starts at 0" eq "$(cat $f 2>/dev/null)" 0
+ktap_test_result "coherent_2614_would_panic: echo 0 resets" sh -c "echo 0 >$f"
+ktap_test_result "coherent_2614_would_panic: echo 5 fails" sh -c "! echo 5 2>/dev/null >$f"
 ktap_finished

@@ -5,7 +5,7 @@
 # The device's default dma-bits=32 makes ordinary (mostly >4 GiB) pages of
 # the 6 GiB guest bounce with --strategy streaming.
 # run-guest: --mem 6G
-# shellcheck disable=SC2317 # helpers are called through check()
+# shellcheck disable=SC2317 # helpers are called through ktap_test_result
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 C="io_tlb_bounced io_tlb_bounced_bytes_map io_tlb_bounced_bytes_sync io_tlb_full io_tlb_too_big io_tlb_align_fail io_tlb_used_hiwater io_tlb_coherent_allocs io_tlb_coherent_full"
@@ -39,12 +39,12 @@ T=${TMPDIR:-/tmp}/kp-swiotlb.$$
 
 missing=
 for f in $C $G io_tlb_used io_tlb_nslabs; do [ -e "$D/$f" ] || missing="$missing $f"; done
-check "counter files exist under swiotlb/" eq "$missing" ""
-check "writing 0 resets every counter" reset_all
-check "all counters read 0 after reset" all_zero
-check "writing 5 is refused" sh -c "! echo 5 2>/dev/null > $D/io_tlb_bounced"
-check "writing a word is refused" sh -c "! echo banana 2>/dev/null > $D/io_tlb_full"
-check "high-water mark within the pool" test "$(c io_tlb_used_hiwater)" -le "$(c io_tlb_nslabs)"
+ktap_test_result "counter files exist under swiotlb/" eq "$missing" ""
+ktap_test_result "writing 0 resets every counter" reset_all
+ktap_test_result "all counters read 0 after reset" all_zero
+ktap_test_result "writing 5 is refused" sh -c "! echo 5 2>/dev/null > $D/io_tlb_bounced"
+ktap_test_result "writing a word is refused" sh -c "! echo banana 2>/dev/null > $D/io_tlb_full"
+ktap_test_result "high-water mark within the pool" test "$(c io_tlb_used_hiwater)" -le "$(c io_tlb_nslabs)"
 
 if ! command -v dma32ctl >/dev/null 2>&1; then
 	for d in "requests that bounce nothing succeed" \
@@ -57,7 +57,7 @@ if ! command -v dma32ctl >/dev/null 2>&1; then
 		"checksum: counters equal the driver's, nothing copied back" \
 		"nothing left mapped, high-water mark rose" \
 		"no mapping refused, for any cause"; do
-		skip "$d" "dma32ctl not available"
+		ktap_test_skip "$d" "dma32ctl not available"
 	done
 	ktap_finished
 fi
@@ -70,8 +70,8 @@ for s in coherent streaming-dma32; do
 		cat "$T.one" >> "$T.none"
 	done
 done
-check "requests that bounce nothing succeed" allok "$T.none"
-check "counters stay at 0 when nothing bounces" \
+ktap_test_result "requests that bounce nothing succeed" allok "$T.none"
+ktap_test_result "counters stay at 0 when nothing bounces" \
 	eq "$(jsum bounced "$T.none") $(all_zero && echo zero)" "0 zero"
 
 reset_all
@@ -85,27 +85,27 @@ run "$T.fill" --strategy streaming --op fill --size 262144 --count 8 --verify
 s1=$(cat "$sysfs" 2>/dev/null || echo none)
 b=$(jsum bounced "$T.fill")
 bb=$(jsum bounced_bytes "$T.fill")
-check "streaming fill succeeds and bounces" bounces "$T.fill" "$b"
-check "io_tlb_bounced equals the driver's bounced count" eq "$(c io_tlb_bounced)" "$b"
+ktap_test_result "streaming fill succeeds and bounces" bounces "$T.fill" "$b"
+ktap_test_result "io_tlb_bounced equals the driver's bounced count" eq "$(c io_tlb_bounced)" "$b"
 if [ "$s0" = none ]; then
-	skip "io_tlb_bounced equals the driver's sysfs bounced_mappings delta" "no sysfs bounced_mappings found"
+	ktap_test_skip "io_tlb_bounced equals the driver's sysfs bounced_mappings delta" "no sysfs bounced_mappings found"
 else
-	check "io_tlb_bounced equals the driver's sysfs bounced_mappings delta" \
+	ktap_test_result "io_tlb_bounced equals the driver's sysfs bounced_mappings delta" \
 		eq "$(c io_tlb_bounced)" $((s1 - s0))
 fi
-check "io_tlb_bounced_bytes_map equals the driver's bounced_bytes" \
+ktap_test_result "io_tlb_bounced_bytes_map equals the driver's bounced_bytes" \
 	eq "$(c io_tlb_bounced_bytes_map)" "$bb"
-check "fill copies the same bytes back at unmap (io_tlb_bounced_bytes_sync)" \
+ktap_test_result "fill copies the same bytes back at unmap (io_tlb_bounced_bytes_sync)" \
 	eq "$(c io_tlb_bounced_bytes_sync)" "$bb"
 
 reset_all
 run "$T.sum" --strategy streaming --op checksum --size 262144 --count 8 --verify
-check "checksum: counters equal the driver's, nothing copied back" \
+ktap_test_result "checksum: counters equal the driver's, nothing copied back" \
 	eq "$(c io_tlb_bounced) $(c io_tlb_bounced_bytes_map) $(c io_tlb_bounced_bytes_sync)" \
 	"$(jsum bounced "$T.sum") $(jsum bounced_bytes "$T.sum") 0"
-check "nothing left mapped, high-water mark rose" \
+ktap_test_result "nothing left mapped, high-water mark rose" \
 	sh -c "[ $(c io_tlb_used) = 0 ] && [ $(c io_tlb_used_hiwater) -gt 0 ]"
-check "no mapping refused, for any cause" \
+ktap_test_result "no mapping refused, for any cause" \
 	eq "$(c io_tlb_full) $(c io_tlb_too_big) $(c io_tlb_align_fail)" "0 0 0"
 rm -f "$T".*
 ktap_finished

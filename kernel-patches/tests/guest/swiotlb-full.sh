@@ -8,13 +8,13 @@
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
-check "pool is 128 slabs" eq "$(c io_tlb_nslabs)" 128
-check "io_tlb_full starts at 0" eq "$(c io_tlb_full)" 0
+ktap_test_result "pool is 128 slabs" eq "$(c io_tlb_nslabs)" 128
+ktap_test_result "io_tlb_full starts at 0" eq "$(c io_tlb_full)" 0
 if ! command -v dma32ctl >/dev/null 2>&1; then
-	skip "oversized streaming request fails and io_tlb_full rises" "dma32ctl not available"
-	skip "the refusals are counted as a full pool, not another cause" "dma32ctl not available"
-	skip "nothing left mapped, high-water mark within the pool" "dma32ctl not available"
-	skip "a request that fits still works" "dma32ctl not available"
+	ktap_test_skip "oversized streaming request fails and io_tlb_full rises" "dma32ctl not available"
+	ktap_test_skip "the refusals are counted as a full pool, not another cause" "dma32ctl not available"
+	ktap_test_skip "nothing left mapped, high-water mark within the pool" "dma32ctl not available"
+	ktap_test_skip "a request that fits still works" "dma32ctl not available"
 	ktap_finished
 fi
 full=0
@@ -23,11 +23,11 @@ for size in 1048576 2097152 4194304 8388608; do
 	full=$(c io_tlb_full)
 	[ "$full" -gt 0 ] && break
 done
-check "oversized streaming request fails and io_tlb_full rises" test "$full" -gt 0
-check "the refusals are counted as a full pool, not another cause" \
+ktap_test_result "oversized streaming request fails and io_tlb_full rises" test "$full" -gt 0
+ktap_test_result "the refusals are counted as a full pool, not another cause" \
 	eq "$(c io_tlb_too_big) $(c io_tlb_align_fail)" "0 0"
-check "nothing left mapped, high-water mark within the pool" \
+ktap_test_result "nothing left mapped, high-water mark within the pool" \
 	sh -c "[ $(c io_tlb_used) = 0 ] && [ $(c io_tlb_used_hiwater) -le 128 ]"
-check "a request that fits still works" \
+ktap_test_result "a request that fits still works" \
 	ctl run --strategy streaming --op fill --size 4096 --verify --json
 ktap_finished
