@@ -210,8 +210,10 @@ def _ring(res, b, a):
 
 
 def _many(res, b, a):
-    return "before %s of the 64 MiB swiotlb pool held, %s; after %s, %s" % (
-        mib(b["coherent_swiotlb_bytes"]), devices_ok(b), mib(a["coherent_swiotlb_bytes"]), devices_ok(a))
+    pool = table.swiotlb_pool_mib(res["boots"].get(b["boot"]))
+    return "before %s of the %s swiotlb pool held, %s; after %s, %s" % (
+        mib(b["coherent_swiotlb_bytes"]), "%.0f MiB" % pool if pool else "(size not logged)", devices_ok(b),
+        mib(a["coherent_swiotlb_bytes"]), devices_ok(a))
 
 
 def _gart(res, b, a):

@@ -125,7 +125,11 @@ PRESSURE = pressure(64, True)
 # does not on a machine that has been up a while. Under dma32=off those
 # 2 GiB are the RAM below 4 GiB; with the zone, ZONE_NORMAL above it.
 MANY_DEVICES = 8
-MANY = pressure(3900, False, "insmod /lib/modules/dma32demo.ko ctrl_buffers=24 ctrl_buffer_kb=256")
+MANY_CTRL_BUFFERS, MANY_CTRL_BUFFER_KB = 24, 256
+MANY = pressure(3900, False, "insmod /lib/modules/dma32demo.ko ctrl_buffers=%d ctrl_buffer_kb=%d" % (
+    MANY_CTRL_BUFFERS, MANY_CTRL_BUFFER_KB))
+CONTROL_BUFFERS = "each device holds %d x %d KiB of coherent control buffers" % (
+    MANY_CTRL_BUFFERS, MANY_CTRL_BUFFER_KB)
 # The streaming load of the eight-device rows, in 1 MiB buffers per
 # device: 8 x 4 MiB = 32 MiB bounce at once at most, half of the empty
 # 64 MiB pool, so "after" fits whatever the overlap; before and after run
@@ -413,6 +417,13 @@ def ex_ring_before(rec, info):
 
 def swiotlb_pool(info):
     return (info or {}).get("swiotlb_pool") or {}
+
+
+def swiotlb_pool_mib(info):
+    """The boot's default swiotlb pool in MiB, from its boot log (None
+    when the log did not say)."""
+    pool = swiotlb_pool(info)
+    return (pool["end"] - pool["start"]) / 1048576.0 if pool else None
 
 
 def refused_by(rec):
@@ -1243,9 +1254,11 @@ def claim_many(rec, infos, best):
     io = rec.get("many-iommu-streaming")
     if not (_ok(bf) and _ok(af)):
         return None
-    before = ("%d devices: %.1f MiB of control buffers in the 64 MiB swiotlb pool, %s mappings refused (%d of %d"
+    pool = swiotlb_pool_mib(infos.get(bf["boot"]))
+    before = ("%d devices: %.1f MiB of control buffers in the %s swiotlb pool, %s mappings refused (%d of %d"
               " devices failed) (`many-before-streaming`)" % (
-                  bf["devices"], (bf["coherent_swiotlb_bytes"] or 0) / 1048576.0, fmt(bf["swiotlb_map_failures"]),
+                  bf["devices"], (bf["coherent_swiotlb_bytes"] or 0) / 1048576.0,
+                  "%.0f MiB" % pool if pool else "(size not logged)", fmt(bf["swiotlb_map_failures"]),
                   sum(1 for p in bf["per_device"] if not p["ok"]), len(bf["per_device"])))
     full = rec.get("many-before-coherent-beyond-pool")
     if _ok(full):
@@ -1258,8 +1271,7 @@ def claim_many(rec, infos, best):
     if _ok(io):
         after += "; behind the IOMMU: %s coherent bytes in the pool, %s bounces" % (
             fmt(io["coherent_swiotlb_bytes"]), fmt(bounced(io)))
-    return ClaimParts(before, after, "each device holds 24 x 256 KiB of coherent control buffers; 2 GiB taken"
-                      " first, so ordinary pages lie above 4 GiB")
+    return ClaimParts(before, after, CONTROL_BUFFERS + "; 2 GiB taken first, so ordinary pages lie above 4 GiB")
 
 
 def claim_gart(rec, infos, best):
@@ -1293,8 +1305,8 @@ def claim_gart(rec, infos, best):
     if g and ratio(best, "streaming-dma32", "streaming") is not None:
         after += ("; at 1 MiB streaming through the GART ran at %.0f MB/s, direct %.0f, bounced %.0f (the sweep)" % (
             g, best["streaming-dma32"][1 << 20], best["streaming"][1 << 20]))
-    return ClaimParts(before, after, "a K8 GART with Linux's own driver, no swiotlb; each device holds 24 x 256 KiB of"
-                      " control buffers; 2 GiB taken; TCG speeds")
+    return ClaimParts(before, after, "a K8 GART with Linux's own driver, no swiotlb; " + CONTROL_BUFFERS +
+                      "; 2 GiB taken; TCG speeds")
 
 
 def claim_pressure(rec, infos, best):
