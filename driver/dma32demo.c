@@ -188,22 +188,13 @@ static DEFINE_IDA(d32_ida);
  */
 static DEFINE_MUTEX(d32_alias_lock);
 
+/* The statistics of uapi/dma32demo-stats.h, by enum dma32demo_stat */
 struct d32_stats {
-	atomic64_t requests;
-	atomic64_t errors;
-	atomic64_t transfers;
-	atomic64_t bytes;
-	atomic64_t mappings;
-	atomic64_t bounced;
-	atomic64_t bounced_bytes;
-	atomic64_t device_faults;
-	atomic64_t alloc_failures;
-	atomic64_t timeouts;
-	atomic64_t resets;
-	atomic64_t map_failures;
-	atomic64_t coherent_held;	/* gauge, bytes */
-	atomic64_t coherent_swiotlb;	/* gauge, bytes: those in the pool */
+	atomic64_t v[DMA32DEMO_NR_STATS];
 };
+
+/* The atomic64_t of statistic @name of @dd */
+#define D32_STAT(dd, name)	(&(dd)->st.v[DMA32DEMO_STAT_##name])
 
 /* A coherent buffer the device holds while bound */
 struct d32_ctrl {
@@ -650,9 +641,9 @@ static void d32_coherent_account(struct d32_dev *dd, dma_addr_t dma,
 {
 	s64 bytes = sign * (s64)d32_coherent_footprint(dd, dma, size);
 
-	atomic64_add(bytes, &dd->st.coherent_held);
+	atomic64_add(bytes, D32_STAT(dd, coherent_bytes_held));
 	if (d32_in_swiotlb(dd, dma))
-		atomic64_add(bytes, &dd->st.coherent_swiotlb);
+		atomic64_add(bytes, D32_STAT(dd, coherent_swiotlb_bytes));
 }
 
 static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
@@ -664,7 +655,7 @@ static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
 				    GFP_KERNEL | __GFP_NOWARN);
 	if (!b->cpu) {
 		rq->res->coherent_asked = b->size;
-		rq->res->coherent_held = atomic64_read(&dd->st.coherent_held);
+		rq->res->coherent_held = atomic64_read(D32_STAT(dd, coherent_bytes_held));
 		dev_info_ratelimited(dd->dev,
 				     "coherent allocation of %zu bytes failed after %llu buffers; driver holds %llu coherent bytes\n",
 				     b->size, rq->res->buffers,
@@ -1565,24 +1556,20 @@ static int d32_verify(struct d32_req *rq)
 	return 0;
 }
 
-static void d32_account(struct d32_dev *dd, struct dma32demo_result *res,
-			int ret)
+/* Add what the request (@res, its error set) did to the statistics */
+static void d32_account(struct d32_dev *dd, struct dma32demo_result *res)
 {
-	struct d32_stats *st = &dd->st;
+	const u64 add[DMA32DEMO_NR_STATS] = {
+#define DMA32DEMO_STAT(name, from, field)				\
+		[DMA32DEMO_STAT_##name] = DMA32DEMO_STAT_ADDS(from, res, field),
+#include "dma32demo-stats.h"
+#undef DMA32DEMO_STAT
+	};
+	unsigned int i;
 
-	atomic64_inc(&st->requests);
-	if (ret)
-		atomic64_inc(&st->errors);
-	atomic64_add(res->transfers, &st->transfers);
-	atomic64_add(res->bytes, &st->bytes);
-	atomic64_add(res->mappings, &st->mappings);
-	atomic64_add(res->bounced, &st->bounced);
-	atomic64_add(res->bounced_bytes, &st->bounced_bytes);
-	atomic64_add(res->device_faults, &st->device_faults);
-	atomic64_add(res->alloc_failures, &st->alloc_failures);
-	atomic64_add(res->timeouts, &st->timeouts);
-	atomic64_add(res->resets, &st->resets);
-	atomic64_add(res->map_failures, &st->map_failures);
+	for (i = 0; i < DMA32DEMO_NR_STATS; i++)
+		if (add[i])
+			atomic64_add(add[i], &dd->st.v[i]);
 }
 
 static enum dma_data_direction d32_dir(u32 op, bool dst)
@@ -1712,7 +1699,7 @@ unmap:
 	}
 free:
 	/* All of the request's buffers are still held: the peak */
-	res->coherent_swiotlb_bytes = atomic64_read(&dd->st.coherent_swiotlb);
+	res->coherent_swiotlb_bytes = atomic64_read(D32_STAT(dd, coherent_swiotlb_bytes));
 	for (i = 0; i < nalloc; i++)
 		d32_buf_free(dd, &rq.bufs[i]);
 	kvfree(rq.jobs);
@@ -1721,7 +1708,7 @@ free:
 		mutex_unlock(&d32_alias_lock);
 	res->ns = ktime_get_ns() - t0;
 	res->error = -ret;
-	d32_account(dd, res, ret);
+	d32_account(dd, res);
 	return ret;
 }
 
@@ -1920,25 +1907,23 @@ static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg)
 	return 0;
 }
 
+/*
+ * uapi/dma32demo-stats.h makes struct dma32demo_stats, whose layout is
+ * ABI: it must stay what it was when the fields were written out one by
+ * one, 14 statistics and 2 reserved, all __u64.
+ */
+static_assert(sizeof(struct dma32demo_stats) == 16 * sizeof(__u64));
+static_assert(offsetof(struct dma32demo_stats, map_failures) == 13 * sizeof(__u64));
+static_assert(offsetof(struct dma32demo_stats, reserved) == 14 * sizeof(__u64));
+
 static long d32_ioc_stats(struct d32_dev *dd,
 			  struct dma32demo_stats __user *arg)
 {
-	struct d32_stats *st = &dd->st;
 	struct dma32demo_stats s = {
-		.requests = atomic64_read(&st->requests),
-		.errors = atomic64_read(&st->errors),
-		.transfers = atomic64_read(&st->transfers),
-		.bytes = atomic64_read(&st->bytes),
-		.mappings = atomic64_read(&st->mappings),
-		.bounced_mappings = atomic64_read(&st->bounced),
-		.bounced_bytes = atomic64_read(&st->bounced_bytes),
-		.device_faults = atomic64_read(&st->device_faults),
-		.alloc_failures = atomic64_read(&st->alloc_failures),
-		.timeouts = atomic64_read(&st->timeouts),
-		.resets = atomic64_read(&st->resets),
-		.coherent_bytes_held = atomic64_read(&st->coherent_held),
-		.coherent_swiotlb_bytes = atomic64_read(&st->coherent_swiotlb),
-		.map_failures = atomic64_read(&st->map_failures),
+#define DMA32DEMO_STAT(name, ...)					\
+		.name = atomic64_read(&dd->st.v[DMA32DEMO_STAT_##name]),
+#include "dma32demo-stats.h"
+#undef DMA32DEMO_STAT
 	};
 
 	if (copy_to_user(arg, &s, sizeof(s)))
@@ -1948,20 +1933,17 @@ static long d32_ioc_stats(struct d32_dev *dd,
 
 static long d32_reset_stats(struct d32_dev *dd)
 {
-	struct d32_stats *st = &dd->st;
+	static const bool resets[DMA32DEMO_NR_STATS] = {
+#define DMA32DEMO_STAT(name, from, ...)					\
+		[DMA32DEMO_STAT_##name] = DMA32DEMO_STAT_RESETS(from),
+#include "dma32demo-stats.h"
+#undef DMA32DEMO_STAT
+	};
+	unsigned int i;
 
-	atomic64_set(&st->requests, 0);
-	atomic64_set(&st->errors, 0);
-	atomic64_set(&st->transfers, 0);
-	atomic64_set(&st->bytes, 0);
-	atomic64_set(&st->mappings, 0);
-	atomic64_set(&st->bounced, 0);
-	atomic64_set(&st->bounced_bytes, 0);
-	atomic64_set(&st->device_faults, 0);
-	atomic64_set(&st->alloc_failures, 0);
-	atomic64_set(&st->timeouts, 0);
-	atomic64_set(&st->resets, 0);
-	atomic64_set(&st->map_failures, 0);
+	for (i = 0; i < DMA32DEMO_NR_STATS; i++)
+		if (resets[i])
+			atomic64_set(&dd->st.v[i], 0);
 	return 0;
 }
 
@@ -2010,60 +1992,30 @@ static const struct file_operations d32_fops = {
 
 /* sysfs: /sys/bus/pci/devices/<BDF>/stats/ */
 
-#define D32_STAT_SHOW(_name, _field)					\
-static ssize_t _name##_show(struct device *dev,				\
-			    struct device_attribute *attr, char *buf)	\
-{									\
-	struct d32_dev *dd = dev_get_drvdata(dev);			\
-									\
-	return sysfs_emit(buf, "%lld\n", atomic64_read(&dd->st._field)); \
+/* One file per statistic; the attribute's var is its index */
+static ssize_t d32_stat_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	struct d32_dev *dd = dev_get_drvdata(dev);
+	unsigned long i = (unsigned long)
+		container_of(attr, struct dev_ext_attribute, attr)->var;
+
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&dd->st.v[i]));
 }
 
-D32_STAT_SHOW(requests, requests)
-D32_STAT_SHOW(errors, errors)
-D32_STAT_SHOW(transfers, transfers)
-D32_STAT_SHOW(bytes, bytes)
-D32_STAT_SHOW(mappings, mappings)
-D32_STAT_SHOW(bounced_mappings, bounced)
-D32_STAT_SHOW(bounced_bytes, bounced_bytes)
-D32_STAT_SHOW(device_faults, device_faults)
-D32_STAT_SHOW(alloc_failures, alloc_failures)
-D32_STAT_SHOW(timeouts, timeouts)
-D32_STAT_SHOW(resets, resets)
-D32_STAT_SHOW(coherent_bytes_held, coherent_held)
-D32_STAT_SHOW(coherent_swiotlb_bytes, coherent_swiotlb)
-D32_STAT_SHOW(map_failures, map_failures)
+static struct dev_ext_attribute d32_stat_attrs[DMA32DEMO_NR_STATS] = {
+#define DMA32DEMO_STAT(name, ...)					\
+	[DMA32DEMO_STAT_##name] = { __ATTR(name, 0444, d32_stat_show, NULL), \
+				    (void *)DMA32DEMO_STAT_##name },
+#include "dma32demo-stats.h"
+#undef DMA32DEMO_STAT
+};
 
-static DEVICE_ATTR_RO(requests);
-static DEVICE_ATTR_RO(errors);
-static DEVICE_ATTR_RO(transfers);
-static DEVICE_ATTR_RO(bytes);
-static DEVICE_ATTR_RO(mappings);
-static DEVICE_ATTR_RO(bounced_mappings);
-static DEVICE_ATTR_RO(bounced_bytes);
-static DEVICE_ATTR_RO(device_faults);
-static DEVICE_ATTR_RO(alloc_failures);
-static DEVICE_ATTR_RO(timeouts);
-static DEVICE_ATTR_RO(resets);
-static DEVICE_ATTR_RO(coherent_bytes_held);
-static DEVICE_ATTR_RO(coherent_swiotlb_bytes);
-static DEVICE_ATTR_RO(map_failures);
-
-static struct attribute *d32_stats_attrs[] = {
-	&dev_attr_requests.attr,
-	&dev_attr_errors.attr,
-	&dev_attr_transfers.attr,
-	&dev_attr_bytes.attr,
-	&dev_attr_mappings.attr,
-	&dev_attr_bounced_mappings.attr,
-	&dev_attr_bounced_bytes.attr,
-	&dev_attr_device_faults.attr,
-	&dev_attr_alloc_failures.attr,
-	&dev_attr_timeouts.attr,
-	&dev_attr_resets.attr,
-	&dev_attr_coherent_bytes_held.attr,
-	&dev_attr_coherent_swiotlb_bytes.attr,
-	&dev_attr_map_failures.attr,
+static struct attribute *d32_stats_attrs[DMA32DEMO_NR_STATS + 1] = {
+#define DMA32DEMO_STAT(name, ...)					\
+	(&d32_stat_attrs[DMA32DEMO_STAT_##name].attr.attr),
+#include "dma32demo-stats.h"
+#undef DMA32DEMO_STAT
 	NULL
 };
 
@@ -2392,7 +2344,7 @@ static int d32_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 dd->features & DMA32_DEMO_FEAT_TRUNCATE ? " (truncates)" : "",
 		 dd->mask_bits, dd->coherent_bits, dd->ring_entries,
 		 DMA32_DEMO_DESC_SIZE, &dd->ring_dma, dd->nctrl, dd->ctrl_bytes,
-		 atomic64_read(&dd->st.coherent_swiotlb),
+		 atomic64_read(D32_STAT(dd, coherent_swiotlb_bytes)),
 		 dd->irq_mode == DMA32DEMO_IRQ_MSI ? "MSI" : "INTx", dd->irq);
 	if (allow_unsafe)
 		dev_warn(dev, "allow_unsafe=1: unsafe-raw requests hand CPU physical addresses to the device, bypassing the DMA API\n");
