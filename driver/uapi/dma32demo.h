@@ -2,7 +2,7 @@
 /*
  * dma32demo: ioctl interface of the dma32demo driver (/dev/dma32demoN).
  *
- * Shared by the kernel module (driver/dma32demo.c) and the user tool
+ * Shared by the kernel module (driver/dma32demo-*.c) and the user tool
  * (driver/dma32ctl.c). Every structure has a fixed layout (naturally
  * aligned __u32/__u64 fields, explicit padding), so 32-bit and 64-bit
  * user space see the same thing. Reserved fields must be zero on input.

@@ -10,7 +10,9 @@ scratch=$(mktemp -d)
 # shellcheck disable=SC2317 # called by ktap_helpers.sh at exit
 ktap_cleanup() { rm -rf "$scratch"; }
 
-sources=("$top"/driver/dma32demo.c "$top"/driver/dma32ctl.c "$top"/driver/dma32demo-user.h \
+mapfile -t module < <(cd "$top" && scripts/driver-sources)
+((${#module[@]})) || { echo "quality.sh: scripts/driver-sources listed nothing" >&2; exit 1; }
+sources=("${module[@]/#/"$top"/}" "$top"/driver/dma32ctl.c "$top"/driver/dma32demo-user.h \
 	"$top"/driver/tests/*.[ch] "$top"/driver/uapi/*.h)
 # shellcheck source=scripts/ktap_helpers.sh
 . "$top/scripts/ktap_helpers.sh"
