@@ -275,17 +275,14 @@ static int d32_run_jobs(struct d32_req *rq)
 /* Add what the request (@res, its error set) did to the statistics */
 static void d32_account(struct d32_dev *dd, struct dma32demo_result *res)
 {
-	const u64 add[DMA32DEMO_NR_STATS] = {
-#define DMA32DEMO_STAT(name, from, field)				\
-		[DMA32DEMO_STAT_##name] = DMA32DEMO_STAT_ADDS(from, res, field),
-#include "dma32demo-stats.h"
-#undef DMA32DEMO_STAT
-	};
 	unsigned int i;
 
-	for (i = 0; i < DMA32DEMO_NR_STATS; i++)
-		if (add[i])
-			atomic64_add(add[i], &dd->st.v[i]);
+	for (i = 0; i < DMA32DEMO_NR_STATS; i++) {
+		u64 add = dma32demo_stat_adds(res, i);
+
+		if (add)
+			atomic64_add(add, &dd->st.v[i]);
+	}
 }
 
 static enum dma_data_direction d32_dir(u32 op, bool dst)

@@ -21,16 +21,10 @@
 static void stress_count(unsigned long long *sum,
 			 const struct dma32demo_result *res)
 {
-	const __u64 add[DMA32DEMO_NR_STATS] = {
-#define DMA32DEMO_STAT(name, from, field)				\
-		[DMA32DEMO_STAT_##name] = DMA32DEMO_STAT_ADDS(from, res, field),
-#include "dma32demo-stats.h"
-#undef DMA32DEMO_STAT
-	};
 	unsigned int i;
 
 	for (i = 0; i < DMA32DEMO_NR_STATS; i++)
-		sum[i] += add[i];
+		sum[i] += dma32demo_stat_adds(res, i);
 }
 
 static int cmd_stress(int argc, char **argv)

@@ -241,6 +241,23 @@ enum dma32demo_stat {
 #define DMA32DEMO_ADDS_FAILED(res, ...)		((res)->error != 0)
 #define DMA32DEMO_ADDS_GAUGE(...)		0
 
+/*
+ * What the request @res added to statistic @stat (0 for a gauge): how the
+ * driver counts, and how a caller can sum its own requests the same way
+ */
+static inline __u64
+dma32demo_stat_adds(const struct dma32demo_result *res, unsigned int stat)
+{
+	const __u64 add[DMA32DEMO_NR_STATS] = {
+#define DMA32DEMO_STAT(name, from, field)				\
+		[DMA32DEMO_STAT_##name] = DMA32DEMO_STAT_ADDS(from, res, field),
+#include "dma32demo-stats.h"
+#undef DMA32DEMO_STAT
+	};
+
+	return stat < DMA32DEMO_NR_STATS ? add[stat] : 0;
+}
+
 /* Does RESET_STATS zero a row's? (Every counter, no gauge) */
 #define DMA32DEMO_STAT_RESETS(from)		DMA32DEMO_RESETS_##from
 #define DMA32DEMO_RESETS_RESULT			1
