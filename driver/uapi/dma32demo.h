@@ -113,7 +113,7 @@ struct dma32demo_info {
 	__u64 alias_window;	/* high alias window (physical) or 0 */
 	__u32 abi_version;	/* DMA32DEMO_ABI_VERSION of the driver */
 	__u32 pad2;
-	__u64 reserved[1];
+	__u64 reserved;
 };
 
 /*
