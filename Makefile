@@ -63,8 +63,9 @@ CHECKER_MODULES := $(B)/linux-debug/samples/kmemleak/kmemleak-test.ko \
 REGS_H         := qemu-device/dma32-demo-regs.h
 QEMU_SOURCES   := $(wildcard qemu-device/*.c qemu-device/*.h) \
 		  qemu-device/trace-events qemu-device/devices.mak qemu-device/graft-into-qemu
-# The module's sources (the tool's are its own: DMA32CTL_SOURCES).
-DRIVER_SOURCES := driver/dma32demo.c driver/Kbuild driver/uapi/dma32demo.h $(REGS_H)
+# The module's sources, as driver/Kbuild lists them (the tool's are its
+# own: DMA32CTL_SOURCES).
+DRIVER_SOURCES := $(shell scripts/driver-sources) driver/Kbuild driver/uapi/dma32demo.h $(REGS_H)
 USER_HEADERS   := driver/dma32demo-user.h driver/uapi/dma32demo.h $(REGS_H)
 DMA32CTL_SOURCES := driver/dma32ctl.c $(USER_HEADERS)
 # The driver's test programs (ioctl self-test, fuzzer, stress, register reader), static for
@@ -112,7 +113,7 @@ $(BZIMAGE_$(1)): $(wildcard kernel-patches/$(1)/*.patch) guest-image/kernel.conf
 	@scripts/build-kernel --version $(1)
 	@touch $$@
 
-$(MODULE_$(1)): $(DRIVER_SOURCES) $(BZIMAGE_$(1)) scripts/build-driver scripts/lib.sh
+$(MODULE_$(1)): $(DRIVER_SOURCES) $(BZIMAGE_$(1)) scripts/build-driver scripts/driver-sources scripts/lib.sh
 	@scripts/build-driver --version $(1)
 	@touch $$@
 
@@ -165,7 +166,7 @@ $(PRESSURE): guest-image/dma32-pressure.c | $(SETUP)
 	@mkdir -p $(@D)
 	@gcc $(USER_CFLAGS) -o $@ $<
 
-$(MODULE_DEBUG): $(DRIVER_SOURCES) $(BZIMAGE_DEBUG) scripts/build-driver scripts/lib.sh
+$(MODULE_DEBUG): $(DRIVER_SOURCES) $(BZIMAGE_DEBUG) scripts/build-driver scripts/driver-sources scripts/lib.sh
 	@scripts/build-driver --debug --version $(DEFAULT_KERNEL)
 	@touch $@
 

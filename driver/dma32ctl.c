@@ -134,25 +134,6 @@ static int cmd_info(bool json)
 static int cmd_stats(bool json)
 {
 	struct dma32demo_stats s;
-	const struct {
-		const char *name;
-		const __u64 *v;
-	} f[] = {
-		{ "requests", &s.requests },
-		{ "errors", &s.errors },
-		{ "transfers", &s.transfers },
-		{ "bytes", &s.bytes },
-		{ "mappings", &s.mappings },
-		{ "bounced_mappings", &s.bounced_mappings },
-		{ "bounced_bytes", &s.bounced_bytes },
-		{ "device_faults", &s.device_faults },
-		{ "alloc_failures", &s.alloc_failures },
-		{ "timeouts", &s.timeouts },
-		{ "resets", &s.resets },
-		{ "coherent_bytes_held", &s.coherent_bytes_held },
-		{ "coherent_swiotlb_bytes", &s.coherent_swiotlb_bytes },
-		{ "map_failures", &s.map_failures },
-	};
 	int fd = open_dev();
 	unsigned int i;
 
@@ -163,12 +144,15 @@ static int cmd_stats(bool json)
 
 	if (json)
 		j_begin();
-	for (i = 0; i < ARRAY_SIZE(f); i++) {
+	for (i = 0; i < ARRAY_SIZE(stat_descs); i++) {
+		__u64 v;
+
+		memcpy(&v, (const char *)&s + stat_descs[i].off, sizeof(v));
 		if (json)
-			j_u64(f[i].name, *f[i].v);
+			j_u64(stat_descs[i].name, v);
 		else
-			printf("%-20s %llu\n", f[i].name,
-			       (unsigned long long)*f[i].v);
+			printf("%-20s %llu\n", stat_descs[i].name,
+			       (unsigned long long)v);
 	}
 	if (json)
 		j_end();

@@ -55,6 +55,22 @@ static const char *const zone_names[DMA32DEMO_NR_ZONES] = {
 	"DMA", "DMA32", "Normal", "other",
 };
 
+/*
+ * The driver's statistics (uapi/dma32demo-stats.h): name, place in struct
+ * dma32demo_stats, counter (requests add to it) or gauge
+ */
+static const struct {
+	const char *name;
+	size_t off;
+	bool counter;
+} stat_descs[DMA32DEMO_NR_STATS] = {
+#define DMA32DEMO_STAT(name, from, ...)					\
+	[DMA32DEMO_STAT_##name] = { #name, offsetof(struct dma32demo_stats, name), \
+				    DMA32DEMO_STAT_RESETS(from) },
+#include "dma32demo-stats.h"
+#undef DMA32DEMO_STAT
+};
+
 static const char *device_path = DEFAULT_DEVICE;
 
 static inline void die(const char *fmt, ...)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
 /*
  * dma32-demo: the hardware ABI of the device, shared by the QEMU model
- * (qemu-device/dma32-demo.c) and the Linux driver (driver/dma32demo.c).
+ * (qemu-device/dma32-demo.c) and the Linux driver (driver/dma32demo-*.c).
  *
  * This header is the one source of truth for the register map, the
  * descriptor layout, the status codes and the FILL pattern. It must

@@ -17,13 +17,24 @@
  * device was unbound) ends the run early. Exit 1 on a failed request,
  * mismatched byte or canary violation.
  */
+/* Add to @sum what the driver adds to its counters for the request @res */
+static void stress_count(unsigned long long *sum,
+			 const struct dma32demo_result *res)
+{
+	unsigned int i;
+
+	for (i = 0; i < DMA32DEMO_NR_STATS; i++)
+		sum[i] += dma32demo_stat_adds(res, i);
+}
+
 static int cmd_stress(int argc, char **argv)
 {
 	static const __u32 strategies[] = {
 		DMA32DEMO_STRATEGY_COHERENT, DMA32DEMO_STRATEGY_STREAMING,
 		DMA32DEMO_STRATEGY_STREAMING_DMA32, DMA32DEMO_STRATEGY_USER,
 	};
-	unsigned long long sum[12] = { 0 }, per[ARRAY_SIZE(strategies)] = { 0 };
+	unsigned long long sum[DMA32DEMO_NR_STATS] = { 0 }, canaries = 0;
+	unsigned long long per[ARRAY_SIZE(strategies)] = { 0 };
 	unsigned long long mism = 0, failed = 0, first_err = 0;
 	__u64 seed = 1, seconds = 30, max_size = 256 * 1024;
 	struct timespec t0, t;
@@ -51,7 +62,8 @@ static int cmd_stress(int argc, char **argv)
 	fd = open_dev();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		unsigned int si = sum[0] % ARRAY_SIZE(strategies);
+		unsigned int si = sum[DMA32DEMO_STAT_requests] %
+				  ARRAY_SIZE(strategies);
 		struct dma32demo_run r = {
 			.strategy = strategies[si],
 			.op = 1 + fz_below(DMA32DEMO_OP_MAX),
@@ -84,18 +96,8 @@ static int cmd_stress(int argc, char **argv)
 			fz_map_free(&um);
 			break;
 		}
-		sum[0]++;
 		per[si]++;
-		sum[1] += !!err;
-		sum[2] += res->transfers;
-		sum[3] += res->bytes;
-		sum[4] += res->mappings;
-		sum[5] += res->bounced;
-		sum[6] += res->bounced_bytes;
-		sum[7] += res->device_faults;
-		sum[8] += res->alloc_failures;
-		sum[9] += res->timeouts;
-		sum[10] += res->resets;
+		stress_count(sum, res);
 		mism += res->verify_errors;
 		if (err) {
 			failed++;
@@ -120,33 +122,25 @@ static int cmd_stress(int argc, char **argv)
 			}
 			free(ref);
 		}
-		sum[11] += fz_map_check(&um, "stress user buffer");
+		canaries += fz_map_check(&um, "stress user buffer");
 		fz_map_free(&um);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((__u64)(t.tv_sec - t0.tv_sec) < seconds);
 	close(fd);
 
 	j_begin();
-	j_u64("requests", sum[0]);
-	j_u64("errors", sum[1]);
-	j_u64("transfers", sum[2]);
-	j_u64("bytes", sum[3]);
-	j_u64("mappings", sum[4]);
-	j_u64("bounced_mappings", sum[5]);
-	j_u64("bounced_bytes", sum[6]);
-	j_u64("device_faults", sum[7]);
-	j_u64("alloc_failures", sum[8]);
-	j_u64("timeouts", sum[9]);
-	j_u64("resets", sum[10]);
+	for (k = 0; k < DMA32DEMO_NR_STATS; k++)
+		if (stat_descs[k].counter)
+			j_u64(stat_descs[k].name, sum[k]);
 	j_u64("mismatched_bytes", mism);
-	j_u64("canary_violations", sum[11]);
+	j_u64("canary_violations", canaries);
 	j_u64("failed", failed);
 	j_str("first_errno", first_err ? errname(first_err) : NULL);
 	j_bool("gone", gone);
 	for (k = 0; k < (int)ARRAY_SIZE(strategies); k++)
 		j_u64(strategy_names[strategies[k]], per[k]);
 	j_end();
-	return failed || mism || sum[11] ? 1 : 0;
+	return failed || mism || canaries ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -2,7 +2,7 @@
 /*
  * dma32demo: ioctl interface of the dma32demo driver (/dev/dma32demoN).
  *
- * Shared by the kernel module (driver/dma32demo.c) and the user tool
+ * Shared by the kernel module (driver/dma32demo-*.c) and the user tool
  * (driver/dma32ctl.c). Every structure has a fixed layout (naturally
  * aligned __u32/__u64 fields, explicit padding), so 32-bit and 64-bit
  * user space see the same thing. Reserved fields must be zero on input.
@@ -113,7 +113,7 @@ struct dma32demo_info {
 	__u64 alias_window;	/* high alias window (physical) or 0 */
 	__u32 abi_version;	/* DMA32DEMO_ABI_VERSION of the driver */
 	__u32 pad2;
-	__u64 reserved;	/* 0; for growth */
+	__u64 reserved;
 };
 
 /*
@@ -221,22 +221,57 @@ struct dma32demo_run {
 	struct dma32demo_result result;
 };
 
+/*
+ * The statistics (STATS, /sys/bus/pci/devices/<BDF>/stats/) are listed
+ * once, in dma32demo-stats.h; what a row says is explained there.
+ */
+
+/* Their indices, in the list's order: DMA32DEMO_STAT_requests, ... */
+enum dma32demo_stat {
+#define DMA32DEMO_STAT(name, ...) DMA32DEMO_STAT_##name,
+#include "dma32demo-stats.h"
+#undef DMA32DEMO_STAT
+	DMA32DEMO_NR_STATS
+};
+
+/* What one request, its struct dma32demo_result *@res, adds to a row's */
+#define DMA32DEMO_STAT_ADDS(from, res, field)	DMA32DEMO_ADDS_##from(res, field)
+#define DMA32DEMO_ADDS_RESULT(res, field)	((*(res)).field)
+#define DMA32DEMO_ADDS_REQUEST(...)		1
+#define DMA32DEMO_ADDS_FAILED(res, ...)		((res)->error != 0)
+#define DMA32DEMO_ADDS_GAUGE(...)		0
+
+/*
+ * What the request @res added to statistic @stat (0 for a gauge): how the
+ * driver counts, and how a caller can sum its own requests the same way
+ */
+static inline __u64
+dma32demo_stat_adds(const struct dma32demo_result *res, unsigned int stat)
+{
+	const __u64 add[DMA32DEMO_NR_STATS] = {
+#define DMA32DEMO_STAT(name, from, field)				\
+		[DMA32DEMO_STAT_##name] = DMA32DEMO_STAT_ADDS(from, res, field),
+#include "dma32demo-stats.h"
+#undef DMA32DEMO_STAT
+	};
+
+	return stat < DMA32DEMO_NR_STATS ? add[stat] : 0;
+}
+
+/* Does RESET_STATS zero a row's? (Every counter, no gauge) */
+#define DMA32DEMO_STAT_RESETS(from)		DMA32DEMO_RESETS_##from
+#define DMA32DEMO_RESETS_RESULT			1
+#define DMA32DEMO_RESETS_REQUEST		1
+#define DMA32DEMO_RESETS_FAILED			1
+#define DMA32DEMO_RESETS_GAUGE			0
+
+/* All __u64, in the list's order: requests, errors, ..., map_failures */
 struct dma32demo_stats {
-	__u64 requests;
-	__u64 errors;		/* requests that failed */
-	__u64 transfers;
-	__u64 bytes;
-	__u64 mappings;
-	__u64 bounced_mappings;
-	__u64 bounced_bytes;
-	__u64 device_faults;
-	__u64 alloc_failures;
-	__u64 timeouts;
-	__u64 resets;
-	__u64 coherent_bytes_held; /* a gauge: not reset */
-	__u64 coherent_swiotlb_bytes; /* a gauge: those in the swiotlb pool */
-	__u64 map_failures;
-	__u64 reserved[2];
+	__u64
+#define DMA32DEMO_STAT(name, ...) name,
+#include "dma32demo-stats.h"
+#undef DMA32DEMO_STAT
+	reserved[2];
 };
 
 #define DMA32DEMO_IOC_MAGIC	0xd3

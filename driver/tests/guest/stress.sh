@@ -69,7 +69,7 @@ ktap_test_status "every strategy ran, for at least $SECONDS_EACH s" $? "none of:
 
 sums=
 for f in requests errors transfers bytes mappings bounced_mappings bounced_bytes \
-	device_faults alloc_failures timeouts resets; do
+	device_faults alloc_failures timeouts resets map_failures; do
 	sums="$sums $f:$(($(jget $f "$j1") + $(jget $f "$j2")))"
 done
 # shellcheck disable=SC2086 # one NAME:SUM word each

@@ -1,32 +1,28 @@
 #!/usr/bin/env bash
 # The driver's code quality, as kernel maintainers check it: checkpatch
 # --strict on every source, sparse (C=2) and W=1 against the guest kernel,
-# with no diagnostic at all, with each guest kernel's tools (6.1 and 6.12).
+# with no diagnostic at all, against each guest kernel (6.1 and 6.12, each
+# with its own checkpatch); and the ABI document against the statistics.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 build=${DMA32_BUILD:-$top/build}
+kernel=$build/linux
 scratch=$(mktemp -d)
 # shellcheck disable=SC2317 # called by ktap_helpers.sh at exit
 ktap_cleanup() { rm -rf "$scratch"; }
 
-# Every source in the repository (not a build's generated *.mod.c).
-sources=()
-for f in "$top"/driver/*.[ch] "$top"/driver/tests/*.[ch] "$top"/driver/uapi/*.h; do
-	[[ $f == *.mod.c ]] || sources+=("$f")
-done
+mapfile -t module < <(cd "$top" && scripts/driver-sources)
+((${#module[@]})) || { echo "quality.sh: scripts/driver-sources listed nothing" >&2; exit 1; }
+sources=("${module[@]/#/"$top"/}" "$top"/driver/dma32ctl.c "$top"/driver/dma32demo-user.h \
+	"$top"/driver/tests/*.[ch] "$top"/driver/uapi/*.h)
 # shellcheck source=scripts/ktap_helpers.sh
 . "$top/scripts/ktap_helpers.sh"
-# Each guest kernel's checkpatch: newer ones know more (6.12's flags a
-# one-element array at the end of a struct, which 6.1's lets pass).
-for version in 6.1 6.12; do
-	tree=$build/linux
-	[[ $version == 6.1 ]] || tree=$build/linux-$version
-	if [[ ! -x $tree/scripts/checkpatch.pl ]]; then
-		ktap_test_fail "checkpatch --strict from $version" "${tree#"$top"/} is not extracted: run 'make kernels'"
-		continue
-	fi
+# Each guest kernel's checkpatch: 6.12's knows rules 6.1's does not.
+for tree in "$kernel" "$build/linux-6.12"; do
+	v=6.1
+	[[ $tree == "$kernel" ]] || v=6.12
 	for f in "${sources[@]}"; do
-		desc="checkpatch --strict from $version: ${f#"$top"/}"
+		desc="checkpatch --strict ($v) ${f#"$top"/}"
 		if out=$("$tree/scripts/checkpatch.pl" --strict --no-tree --terse -f "$f" 2>&1) &&
 			! grep -qE '(ERROR|WARNING|CHECK):' <<<"$out"; then
 			ktap_test_pass "$desc"
@@ -58,4 +54,15 @@ for version in 6.1 6.12; do
 		ktap_print_lines <<<"$out"
 	fi
 done
+# The statistics are listed once, in uapi/dma32demo-stats.h; the sysfs
+# files it makes must be the ones the ABI document describes.
+abi=$top/driver/Documentation/ABI/testing/sysfs-driver-dma32demo
+listed=$(sed -n 's/^DMA32DEMO_STAT(\([a-z0-9_]*\),.*/\1/p' "$top/driver/uapi/dma32demo-stats.h" | sort)
+documented=$(sed -n 's|^What:.*/stats/\([a-z0-9_]*\)$|\1|p' "$abi" | sort)
+if [[ -n $listed && $listed == "$documented" ]]; then
+	ktap_test_pass "Documentation/ABI describes every statistic of uapi/dma32demo-stats.h, and only those"
+else
+	ktap_test_fail "Documentation/ABI describes every statistic of uapi/dma32demo-stats.h, and only those"
+	diff <(echo "$listed") <(echo "$documented") | ktap_print_lines || true
+fi
 ktap_finished

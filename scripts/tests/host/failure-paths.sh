@@ -74,7 +74,7 @@ expect "a kernel patch that does not apply fails the build, naming patch and log
 # A broken driver build: the step and its log are named.
 cp -r "$top/driver" "$scratch/driver"
 rm -f "$scratch"/driver/*.o "$scratch"/driver/*.ko
-echo '#error deliberately broken by failure-paths.sh' >>"$scratch/driver/dma32demo.c"
+echo '#error deliberately broken by failure-paths.sh' >>"$scratch/driver/dma32demo-core.c"
 expect "a broken driver build fails naming the step and the log" nonzero \
 	"step 'build dma32demo.ko against the plain ${kernels[0]} guest kernel' failed.*driver-plain-build.log" \
 	"$top/scripts/build-driver" "$scratch/driver"
