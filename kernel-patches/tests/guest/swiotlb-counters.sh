@@ -42,8 +42,8 @@ for f in $C $G io_tlb_used io_tlb_nslabs; do [ -e "$D/$f" ] || missing="$missing
 check "counter files exist under swiotlb/" eq "$missing" ""
 check "writing 0 resets every counter" reset_all
 check "all counters read 0 after reset" all_zero
-check "writing 5 is refused" sh -c "! echo 5 2>/dev/null > $D/io_tlb_bounced"
-check "writing a word is refused" sh -c "! echo banana 2>/dev/null > $D/io_tlb_full"
+check_refused "writing 5 is refused" "$D/io_tlb_bounced" 5
+check_refused "writing a word is refused" "$D/io_tlb_full" banana
 check "high-water mark within the pool" test "$(c io_tlb_used_hiwater)" -le "$(c io_tlb_nslabs)"
 
 if ! command -v dma32ctl >/dev/null 2>&1; then
