@@ -71,7 +71,7 @@ DMA32CTL_SOURCES := driver/dma32ctl.c $(USER_HEADERS)
 # The driver's test programs (ioctl self-test, fuzzer, stress, register reader), static for
 # the guest like the tool.
 DRIVER_TESTS   := $(addprefix $(B)/guest/,dma32demo-ioctls dma32demo-fuzz dma32demo-stress \
-		  dma32demo-regs)
+		  dma32demo-regs dma32demo-ioctls-m32)
 # The demo's aging and pressure tool, static for the guest.
 PRESSURE       := $(B)/guest/dma32-pressure
 # What every initramfs carries besides its module.
@@ -160,6 +160,22 @@ $(B)/guest/%: driver/tests/%.c driver/tests/dma32demo-guarded.h $(USER_HEADERS) 
 	@echo "==> $* (static)"
 	@mkdir -p $(@D)
 	@gcc $(USER_CFLAGS) -isystem $(KSELFTEST) -o $@ $<
+
+# The ioctl self-test once more as an i386 program (gcc -m32 -static), for
+# the driver's compat_ioctl and the UAPI's one layout under -m32 and -m64
+# (driver/tests/guest/ioctls-m32.sh). It needs the i386 C library and
+# libgcc (gcc-multilib, which setup-host installs): without them, one line
+# says what is missing instead of the linker's page of errors.
+$(B)/guest/dma32demo-ioctls-m32: driver/tests/dma32demo-ioctls.c $(USER_HEADERS) \
+				 | $(SETUP) $(KSELFTEST)/kselftest_harness.h
+	@echo "==> dma32demo-ioctls-m32 (static, i386)"
+	@for f in "$$(gcc -m32 -print-file-name=libc.a)" "$$(gcc -m32 -print-libgcc-file-name)"; do \
+		[ -f "$$f" ] || { echo "make: cannot build $@: gcc -m32 finds no $${f##*/}" \
+			"(the i386 C library and libgcc: install gcc-multilib, or run scripts/setup-host)" >&2; \
+			exit 1; }; \
+	done
+	@mkdir -p $(@D)
+	@gcc -m32 $(USER_CFLAGS) -isystem $(KSELFTEST) -o $@ $<
 
 $(PRESSURE): guest-image/dma32-pressure.c | $(SETUP)
 	@echo "==> dma32-pressure (static)"

@@ -23,7 +23,9 @@
  * argument that is valid, NULL, unmapped, read-only, straddling a guard
  * page or a kernel address; other calls are INFO, STATS, RESET_STATS and
  * random ioctl numbers. The tool predicts the errno of every call that the
- * driver must reject and the set of errnos allowed for one that it runs,
+ * driver must reject, from the UAPI header's documented argument checks
+ * (its oracle is the document's: see fz_expect_validation()), and the set
+ * of errnos allowed for one that it runs,
  * checks the result of every request that succeeds (and that verified
  * data never mismatch), and checks the canary bytes around every buffer it
  * hands the driver: each lives in a mapping with PROT_NONE guard pages on
@@ -181,62 +183,82 @@ static __u64 fz_count_field(void)
 	}
 }
 
-/* What the driver's argument checks must say (0: it runs the request) */
+/*
+ * The oracle: the errno RUN's argument checks must give (0: the request
+ * runs). It is the document's, not the driver's: written from the
+ * "DMA32DEMO_IOC_RUN's argument checks" comment in driver/uapi/dma32demo.h
+ * (the numbered checks, in their order, with their errnos, and its
+ * definition of "in user space"), not from d32_validate(). Where the two
+ * disagree the fuzzer reports it, and either the driver or the document
+ * is wrong. What the document leaves to the machine comes from INFO
+ * (max_xfer, flags, alias_window) and sysfs (max_request_mb); the fuzz
+ * suite boots without a translating IOMMU, the one EPERM INFO cannot tell.
+ */
+#define FZ_DOC_USER_TOP		0x7ffffffff000ull	/* "in user space" */
+#define FZ_DOC_CACHE_LINE	64			/* check 4 */
+
+/* "[addr, addr + len) in user space": ends at or below the top, no wrap */
+static bool fz_doc_in_user_space(__u64 addr, __u64 len)
+{
+	return len <= FZ_DOC_USER_TOP && addr <= FZ_DOC_USER_TOP - len;
+}
+
 static int fz_expect_validation(const struct dma32demo_run *r, __u64 *totalp)
 {
+	bool user = r->strategy == DMA32DEMO_STRATEGY_USER;
+	bool writes = r->op == DMA32DEMO_OP_FILL || r->op == DMA32DEMO_OP_COPY;
 	__u64 total;
 
-	if (r->strategy < 1 || r->strategy > DMA32DEMO_STRATEGY_MAX)
+	/* 1. unknown strategy, op or flag; reserved set; size or count 0 */
+	if (!(r->strategy >= 1 && r->strategy <= DMA32DEMO_STRATEGY_MAX) ||
+	    !(r->op >= 1 && r->op <= DMA32DEMO_OP_MAX) ||
+	    (r->flags | DMA32DEMO_RUN_FLAGS_ALL) != DMA32DEMO_RUN_FLAGS_ALL ||
+	    r->reserved0 != 0 || r->reserved1 != 0 ||
+	    r->size == 0 || r->count == 0)
 		return -EINVAL;
-	if (r->op < 1 || r->op > DMA32DEMO_OP_MAX)
-		return -EINVAL;
-	if (r->flags & ~DMA32DEMO_RUN_FLAGS_ALL)
-		return -EINVAL;
-	if (r->reserved0 || r->reserved1)
-		return -EINVAL;
-	if (!r->size || !r->count)
-		return -EINVAL;
+	/* 2. total = size x count (x2 for COPY) fits in 64 bits */
 	if (__builtin_mul_overflow(r->size, r->count, &total) ||
-	    (r->op == DMA32DEMO_OP_COPY &&
-	     __builtin_mul_overflow(total, 2, &total)))
+	    __builtin_mul_overflow(total, r->op == DMA32DEMO_OP_COPY ? 2 : 1, &total))
 		return -EOVERFLOW;
 	*totalp = total;
+	/* 3. beyond max_xfer, DMA32DEMO_MAX_COUNT or max_request_mb MiB */
 	if (r->size > fz_info.max_xfer || r->count > DMA32DEMO_MAX_COUNT ||
-	    total > (__u64)fz_max_request_mb << 20)
+	    total > (__u64)fz_max_request_mb * 1024 * 1024)
 		return -E2BIG;
-	if (r->strategy == DMA32DEMO_STRATEGY_USER) {
-		if (!r->user_addr)
-			return -EFAULT;
-		if (r->user_addr & (fz_pg - 1) || r->user_len != total)
-			return -EINVAL;
-		/* destinations sharing a (64-byte) cache line */
-		if (r->op != DMA32DEMO_OP_CHECKSUM && r->count > 1 &&
-		    r->size % 64)
-			return -EINVAL;
-		if (r->user_addr >= 0x800000000000ull - total ||
-		    total >= 0x800000000000ull)
-			return -EFAULT;
-	} else if (r->user_addr || r->user_len) {
+	/* 4. the user buffer: the USER strategy's, nobody else's */
+	if (user && r->user_addr == 0)
+		return -EFAULT;
+	if (user && (r->user_addr % 4096 != 0 || r->user_len != total))
 		return -EINVAL;
-	}
+	if (user && writes && r->count > 1 && r->size % FZ_DOC_CACHE_LINE != 0)
+		return -EINVAL;
+	if (user && !fz_doc_in_user_space(r->user_addr, total))
+		return -EFAULT;
+	if (!user && (r->user_addr != 0 || r->user_len != 0))
+		return -EINVAL;
+	/* 5. the address runs */
 	if (r->runs_max > DMA32DEMO_MAX_RUNS)
 		return -E2BIG;
-	if (!r->runs_addr != !r->runs_max)
-		return r->runs_max ? -EFAULT : -EINVAL;
-	if (r->runs_max && r->runs_addr >= 0x800000000000ull -
-	    (__u64)r->runs_max * sizeof(struct dma32demo_addr_run))
+	if (r->runs_max != 0 && r->runs_addr == 0)
 		return -EFAULT;
+	if (r->runs_addr != 0 && r->runs_max == 0)
+		return -EINVAL;
+	if (r->runs_max != 0 &&
+	    !fz_doc_in_user_space(r->runs_addr, (__u64)r->runs_max *
+				  sizeof(struct dma32demo_addr_run)))
+		return -EFAULT;
+	/* 6. unsafe-raw: allowed, and not on a truncating device */
 	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW &&
-	    !(fz_info.flags & DMA32DEMO_INFO_ALLOW_UNSAFE))
+	    (!(fz_info.flags & DMA32DEMO_INFO_ALLOW_UNSAFE) ||
+	     (fz_info.flags & DMA32DEMO_INFO_TRUNCATES)))
 		return -EPERM;
-	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW &&
-	    (fz_info.flags & DMA32DEMO_INFO_TRUNCATES))
-		return -EPERM;
+	/* 7. truncation-alias: its shape, then its permissions */
 	if (r->strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS) {
 		if (r->op != DMA32DEMO_OP_FILL || r->count != 1 ||
 		    r->size > DMA32DEMO_ALIAS_MAX)
 			return -EINVAL;
-		if (!fz_info.alias_window)
+		if (!(fz_info.flags & DMA32DEMO_INFO_ALLOW_UNSAFE) ||
+		    fz_info.alias_window == 0)
 			return -EPERM;
 	}
 	return 0;

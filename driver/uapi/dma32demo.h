@@ -193,6 +193,45 @@ struct dma32demo_addr_run {
 	__u32 reserved;
 };
 
+/*
+ * DMA32DEMO_IOC_RUN's argument checks. An argument the driver cannot read
+ * gets EFAULT. Then the request's fields are checked in this order, and
+ * the first check a request fails gives its errno; a request that fails
+ * one runs nothing, is not counted, and its argument is not written.
+ * "total" is size x count, twice that for COPY (all the request's bytes).
+ *
+ *  1. EINVAL: strategy not 1 .. DMA32DEMO_STRATEGY_MAX; op not
+ *     1 .. DMA32DEMO_OP_MAX; a flag outside DMA32DEMO_RUN_FLAGS_ALL;
+ *     reserved0 or reserved1 not zero; size 0; count 0.
+ *  2. EOVERFLOW: total does not fit in 64 bits.
+ *  3. E2BIG: size > INFO's max_xfer; count > DMA32DEMO_MAX_COUNT; total
+ *     > the module parameter max_request_mb MiB.
+ *  4. The user buffer. USER strategy: user_addr 0: EFAULT; user_addr not
+ *     page aligned, or user_len != total: EINVAL; FILL or COPY with count
+ *     > 1 and size not a multiple of the cache line (64 bytes on x86),
+ *     the device's destinations would share a cache line: EINVAL;
+ *     [user_addr, user_addr + total) not in user space: EFAULT. Another
+ *     strategy: user_addr or user_len not zero: EINVAL.
+ *  5. The address runs: runs_max > DMA32DEMO_MAX_RUNS: E2BIG; runs_max
+ *     without runs_addr: EFAULT; runs_addr without runs_max: EINVAL;
+ *     the runs_max runs at runs_addr not in user space: EFAULT.
+ *  6. UNSAFE_RAW: EPERM without the module parameter allow_unsafe=1
+ *     (INFO's DMA32DEMO_INFO_ALLOW_UNSAFE), or on a device that truncates
+ *     addresses (DMA32DEMO_INFO_TRUNCATES).
+ *  7. TRUNCATION_ALIAS: op not FILL, count not 1, or size >
+ *     DMA32DEMO_ALIAS_MAX: EINVAL; then EPERM without allow_unsafe=1,
+ *     without an alias_window (INFO's alias_window 0), or behind a
+ *     translating IOMMU.
+ *
+ * "In user space" is the range check of access_ok() and nothing more (no
+ * page need be mapped yet): the range ends at or below the top of user
+ * space, 0x7ffffffff000 on x86-64 with 4-level paging (TASK_SIZE_MAX:
+ * 2^47 less a guard page; the same bound for a 32-bit process, whose
+ * pointers are zero-extended), and does not wrap. A buffer that passes the check and is not
+ * mapped, or is read-only where the device writes, fails later, when the
+ * request runs (EFAULT, counted). driver/README.md lists the errnos of a
+ * request that runs.
+ */
 struct dma32demo_run {
 	/* In */
 	__u32 strategy;		/* DMA32DEMO_STRATEGY_* */

@@ -10,7 +10,9 @@
 #   counting a timeout) and a 1 GiB verified checksum (allocation, DMA and
 #   a CPU CRC of every byte; ended by the kill, it counts as an error); the
 #   device is reset before anything is unmapped, nothing stays held or
-#   mapped, and the next request verifies;
+#   mapped, and the next request verifies; and a stalled streaming request
+#   killed while its buffers above 4 GiB hold swiotlb bounce slots: the
+#   slots in use (debugfs io_tlb_used) go back to their count before;
 # None of this depends on the host's speed: the suite waits for each
 # request to be inside the driver (wait_until, in_ioctl) and judges by the
 # driver's counters, not by a clock; the times are diagnostics.
@@ -96,7 +98,38 @@ ktap_test_status "the killed request reset the device once" $? "resets $r0 -> $r
 echo 5000 >$param
 after_kill "the killed stall"
 
-# 2. 1 GiB verified: allocation, DMA, CPU CRC; killed wherever it is
+# 2. A stalled streaming request killed while its bounce slots are mapped:
+# its pages above 4 GiB reach the 32-bit device through swiotlb, and the
+# kill must unmap every one of them (the stall above is coherent memory,
+# which never bounces). io_tlb_used back to its value before.
+# tlb_above N: more than N swiotlb slots are in use
+# shellcheck disable=SC2317 # called through wait_until
+tlb_above() { [ "$(cat "$tlb_used")" -gt "$1" ]; }
+if [ -r $tlb_used ]; then
+	echo 60000 >$param
+	used0=$(cat $tlb_used)
+	dma32ctl run --strategy streaming --op fill --size 64K --count 16 --inject stall >/dev/null 2>&1 &
+	p=$!
+	request_in_flight $p "a stalled streaming request"
+	wait_until $WAIT_S tlb_above "$used0"
+	ktap_test_status "its bounced buffers hold swiotlb slots while it waits" $? \
+		"io_tlb_used $used0 -> $(cat $tlb_used)"
+	used1=$(cat $tlb_used)
+	kill_after $p "a stalled streaming request, bounced"
+	used2=$(cat $tlb_used)
+	[ "$used2" = "$used0" ]
+	ktap_test_status "the kill unmapped its bounce slots (io_tlb_used back to $used0)" $? \
+		"io_tlb_used $used0 -> $used1 -> $used2"
+	echo 5000 >$param
+	after_kill "the killed bounced stall"
+else
+	for what in "its bounced buffers hold swiotlb slots while it waits" \
+		"the kill unmapped its bounce slots"; do
+		ktap_test_skip "$what" "no $tlb_used"
+	done
+fi
+
+# 3. 1 GiB verified: allocation, DMA, CPU CRC; killed wherever it is
 dma32ctl reset
 # shellcheck disable=SC2086 # $GIB is a list of options
 dma32ctl run $GIB >/dev/null 2>&1 &
@@ -115,7 +148,7 @@ ktap_test_status "SIGKILL ends a 1 GiB verified checksum before it completes (on
 	"errors $e0 -> $e1, bytes $b0 -> $b1"
 after_kill "the killed 1 GiB request"
 
-# 3. The same 1 GiB to the end: no soft lockup, no RCU stall
+# 4. The same 1 GiB to the end: no soft lockup, no RCU stall
 dma32ctl reset
 t0=$(now_cs)
 # shellcheck disable=SC2086 # $GIB is a list of options
