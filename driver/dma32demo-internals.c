@@ -83,10 +83,33 @@ bool d32_swiotlb_active(struct device *dev)
 #endif
 }
 
-/* Is @paddr inside one of the device's swiotlb pools? */
+/*
+ * Is @paddr inside one of the device's swiotlb pools? With
+ * CONFIG_SWIOTLB_DYNAMIC, 6.12's inline swiotlb_find_pool() calls
+ * __swiotlb_find_pool(), which is not exported: a module that used it
+ * would not load. Walk the same lists it walks (the allocator's pools,
+ * then the device's transient ones), under RCU as it does.
+ */
 static bool d32_is_swiotlb(struct device *dev, phys_addr_t paddr)
 {
-#ifdef D32_SWIOTLB_FIND_POOL
+#if defined(D32_SWIOTLB_FIND_POOL) && defined(CONFIG_SWIOTLB_DYNAMIC)
+	struct io_tlb_mem *mem = dev->dma_io_tlb_mem;
+	struct io_tlb_pool *pool;
+	bool found = false;
+
+	if (!mem)
+		return false;
+	smp_rmb(); /* as swiotlb_find_pool(): pairs with swiotlb_find_slots() */
+	if (!READ_ONCE(dev->dma_uses_io_tlb))
+		return false;
+	rcu_read_lock();
+	list_for_each_entry_rcu(pool, &mem->pools, node)
+		found = found || (paddr >= pool->start && paddr < pool->end);
+	list_for_each_entry_rcu(pool, &dev->dma_io_tlb_pools, node)
+		found = found || (paddr >= pool->start && paddr < pool->end);
+	rcu_read_unlock();
+	return found;
+#elif defined(D32_SWIOTLB_FIND_POOL)
 	return swiotlb_find_pool(dev, paddr);
 #else
 	return is_swiotlb_buffer(dev, paddr);
