@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The device fuzzer (the qtest's randomized loop: registers, descriptors,
 # doorbells, DMA aimed at the whole guest-physical map; the device on the
-# root bus, behind a pcie-root-port, behind a pci-bridge and behind a
-# translating intel-iommu; invariants checked after every operation) for
+# root bus, behind a pcie-root-port, behind a pci-bridge, behind a
+# translating intel-iommu with page tables in RAM (its fault records
+# checked), and two devices DMAing into each other's registers;
+# invariants checked after every operation) for
 # 1,000,000 operations with a fixed seed, on QEMU built with
 # -fsanitize=address,undefined (scripts/build-qemu --sanitizers). Any
 # sanitizer report, crash, hang or broken invariant fails it.
