@@ -126,8 +126,14 @@ static void fuzz_snapshot(Fuzz *f)
     uint8_t raw[DMA32_DEMO_BAR0_SIZE + SNAP_SIZE];
     unsigned i, j;
 
-    qtest_memread(f->dev[0].d->qts, f->dev[0].d->bar.addr, raw,
-                  (f->ndev - 1) * DMA32_DEMO_BAR0_SIZE + SNAP_SIZE);
+    if (f->ndev > 1) {
+        /* base64 (b64read) costs QEMU a fraction of hex for 4 KiB */
+        qtest_bufread(f->dev[0].d->qts, f->dev[0].d->bar.addr, raw,
+                      DMA32_DEMO_BAR0_SIZE + SNAP_SIZE);
+    } else {
+        qtest_memread(f->dev[0].d->qts, f->dev[0].d->bar.addr, raw,
+                      SNAP_SIZE);
+    }
     for (j = 0; j < f->ndev; j++) {
         for (i = 0; i < SNAP_SIZE / 4; i++) {
             f->dev[j].snap[i] = ldl_le_p(raw + j * DMA32_DEMO_BAR0_SIZE +
@@ -1098,12 +1104,12 @@ static void test_random(void)
         const char *props;
         unsigned share;         /* in percent */
     } runs[] = {
-        { FUZZ_ROOT_BUS, NULL, 20 },
+        { FUZZ_ROOT_BUS, NULL, 25 },
         { FUZZ_ROOT_BUS, "overflow=truncate,dma-bits=31,ring-bits=31", 10 },
         { FUZZ_ROOT_PORT, NULL, 15 },
         { FUZZ_PCI_BRIDGE, "dma-bits=64", 15 },
         { FUZZ_IOMMU, NULL, 20 },
-        { FUZZ_PAIR, NULL, 20 },
+        { FUZZ_PAIR, NULL, 15 },
     };
     const char *env_ops = g_getenv("DMA32_DEMO_FUZZ_OPS");
     const char *env_secs = g_getenv("DMA32_DEMO_FUZZ_SECONDS");
