@@ -536,11 +536,6 @@ static void test_cross_regions(void)
     dev_stop(d);
 }
 
-static void vtd_map_4k(QTestState *qts, uint64_t l1, uint64_t addr)
-{
-    qtest_writeq(qts, l1 + ((addr >> 12) & 511) * 8, addr | 3);
-}
-
 static void test_iommu_translating(void)
 {
     g_autofree char *log = NULL;
@@ -550,33 +545,20 @@ static void test_iommu_translating(void)
     g_autofree char *faults = NULL;
     g_auto(GStrv) parts = NULL;
     QTestState *qts;
-    uint64_t root = VTD_TABLES, ctx = root + 0x1000, l3 = root + 0x2000;
-    uint64_t l2 = root + 0x3000, l1_ring = root + 0x4000;
-    uint64_t l1_buf = root + 0x5000;
+    Vtd v;
     g_autofree uint8_t *buf = g_malloc(16384);
     Done done;
-    unsigned i;
+    uint64_t frcd;
 
     fd = g_file_open_tmp("dma32-demo-XXXXXX", &log, NULL);
     extra = g_strdup_printf("-device intel-iommu -D %s "
                             "-trace vtd_dmar_fault", log);
     d = dev_start_with(extra, NULL);
     qts = d->qts;
-    qtest_memset(qts, root, 0, 0x6000);
-    qtest_writeq(qts, root, ctx | 1);                   /* bus 0 */
-    qtest_writeq(qts, ctx + DEV_DEVFN * 16, l3 | 1);
-    qtest_writeq(qts, ctx + DEV_DEVFN * 16 + 8, 1 | 1 << 8); /* 39 bit */
-    qtest_writeq(qts, l3, l2 | 3);
-    qtest_writeq(qts, l2 + (RING_ADDR >> 21) * 8, l1_ring | 3);
-    qtest_writeq(qts, l2 + (BUF_A >> 21) * 8, l1_buf | 3);
-    vtd_map_4k(qts, l1_ring, RING_ADDR);
-    for (i = 0; i < 4; i++) {
-        vtd_map_4k(qts, l1_buf, BUF_A + i * 4096);
-    }
-    qtest_writeq(qts, VTD_BASE + VTD_RTADDR, root);
-    qtest_writel(qts, VTD_BASE + VTD_GCMD, VTD_GCMD_SRTP);
-    qtest_writel(qts, VTD_BASE + VTD_GCMD, VTD_GCMD_TE);
-    g_assert(qtest_readl(qts, VTD_BASE + VTD_GSTS) & VTD_GCMD_TE);
+    vtd_init(&v, qts, VTD_TABLES, 0x6000, DEV_DEVFN);
+    vtd_map(&v, RING_ADDR, RING_ADDR, 4096, VTD_PTE_R | VTD_PTE_W);
+    vtd_map(&v, BUF_A, BUF_A, 16384, VTD_PTE_R | VTD_PTE_W);
+    vtd_enable(&v);
 
     ring_start(d, RING_ADDR, RING_ENTRIES);
     done = run1(d, DMA32_DEMO_OP_FILL, 16384, 0, BUF_A, 9);
@@ -600,7 +582,16 @@ static void test_iommu_translating(void)
     check_pattern(d, BUF_A + 12288, 4096, 10);
     canary_check(d, BUF_A + 16384, 4096);
     g_assert_cmphex(qtest_readl(qts, VTD_BASE + VTD_FSTS), ==, VTD_FSTS_PPF);
+    /* recorded: the page, a write by 00:04.0 without permission */
+    g_assert_cmphex(qtest_readq(qts, VTD_BASE + VTD_FRCD), ==,
+                    BUF_A + 16384);
+    frcd = qtest_readq(qts, VTD_BASE + VTD_FRCD + 8);
+    g_assert(frcd & VTD_FRCD_F);
+    g_assert(!(frcd & VTD_FRCD_T));
+    g_assert_cmphex(VTD_FRCD_SID(frcd), ==, DEV_DEVFN);
+    g_assert_cmpuint(VTD_FRCD_FR(frcd), ==, VTD_FR_WRITE);
     check_counters(d, 3, 16384 + 8192, 16384 + 8192 + 4096, 0, 1, 0);
+    vtd_free(&v);
     dev_stop(d);
 
     /* the IOMMU saw exactly one failed translation */

@@ -380,6 +380,120 @@ void port_stop(Port *p)
     g_free(p);
 }
 
+/*
+ * VT-d second-level translation (see Vtd in dma32-demo-test.h): root
+ * table, context table and top level in the area's first three pages.
+ */
+void vtd_init(Vtd *v, QTestState *qts, uint64_t tables, uint64_t size,
+              uint8_t devfn)
+{
+    uint64_t ctx = tables + 0x1000;
+
+    memset(v, 0, sizeof(*v));
+    v->qts = qts;
+    v->root = tables;
+    v->end = tables + size;
+    v->l3 = tables + 0x2000;
+    v->next = tables + 0x3000;
+    /* a key and its value share one allocation, freed with the key */
+    v->l1 = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                  NULL);
+    v->pte = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                   NULL);
+    qtest_memset(qts, tables, 0, size);
+    qtest_writeq(qts, v->root, ctx | 1);                /* bus 0 */
+    qtest_writeq(qts, ctx + devfn * 16, v->l3 | 1);
+    qtest_writeq(qts, ctx + devfn * 16 + 8, 1 | 1 << 8); /* 39 bit, DID 1 */
+}
+
+static uint64_t vtd_table(Vtd *v)
+{
+    uint64_t t = v->next;
+
+    v->next += 0x1000;
+    g_assert_cmphex(v->next, <=, v->end);
+    return t;
+}
+
+/* The last-level table of @iova's 2 MiB, made on first use */
+static uint64_t vtd_l1(Vtd *v, uint64_t iova)
+{
+    uint64_t key = iova >> 21, *kp;
+    uint64_t l3e = v->l3 + ((iova >> 30) & 511) * 8;
+    uint64_t l2, l1;
+    gpointer val;
+
+    g_assert_cmphex(iova >> 39, ==, 0);
+    if (g_hash_table_lookup_extended(v->l1, &key, NULL, &val)) {
+        return *(uint64_t *)val;
+    }
+    l2 = qtest_readq(v->qts, l3e) & ~0xfffULL;
+    if (!l2) {
+        l2 = vtd_table(v);
+        qtest_writeq(v->qts, l3e, l2 | 3);
+    }
+    l1 = vtd_table(v);
+    qtest_writeq(v->qts, l2 + ((iova >> 21) & 511) * 8, l1 | 3);
+    kp = g_new(uint64_t, 2);
+    kp[0] = key;
+    kp[1] = l1;
+    g_hash_table_insert(v->l1, kp, kp + 1);
+    return l1;
+}
+
+/*
+ * Map [@iova, @iova + @len) to @gpa on (4 KiB aligned, VTD_PTE_* in
+ * @perm), one qtest write per last-level table touched.
+ */
+void vtd_map(Vtd *v, uint64_t iova, uint64_t gpa, uint64_t len,
+             unsigned perm)
+{
+    uint64_t end = iova + len;
+
+    g_assert(!((iova | gpa | len) & 0xfff));
+    while (iova < end) {
+        uint64_t l1 = vtd_l1(v, iova);
+        unsigned first = (iova >> 12) & 511;
+        unsigned n = MIN(512 - first, (end - iova) >> 12), i;
+        g_autofree uint64_t *ptes = g_new(uint64_t, n);
+
+        for (i = 0; i < n; i++) {
+            uint64_t *key = g_new(uint64_t, 1);
+            uint64_t pte = (gpa + i * 4096ULL) | perm;
+
+            ptes[i] = cpu_to_le64(pte);
+            *key = (iova >> 12) + i;
+            g_hash_table_insert(v->pte, key, GUINT_TO_POINTER(perm));
+        }
+        qtest_memwrite(v->qts, l1 + first * 8, ptes, n * 8);
+        iova += n * 4096ULL;
+        gpa += n * 4096ULL;
+    }
+}
+
+/* VTD_PTE_* of the page that holds @iova, 0 where nothing is mapped */
+unsigned vtd_perm(const Vtd *v, uint64_t iova)
+{
+    uint64_t key = iova >> 12;
+
+    return GPOINTER_TO_UINT(g_hash_table_lookup(v->pte, &key));
+}
+
+void vtd_enable(Vtd *v)
+{
+    qtest_writeq(v->qts, VTD_BASE + VTD_RTADDR, v->root);
+    qtest_writel(v->qts, VTD_BASE + VTD_GCMD, VTD_GCMD_SRTP);
+    qtest_writel(v->qts, VTD_BASE + VTD_GCMD, VTD_GCMD_TE);
+    g_assert(qtest_readl(v->qts, VTD_BASE + VTD_GSTS) & VTD_GCMD_TE);
+}
+
+void vtd_free(Vtd *v)
+{
+    g_hash_table_destroy(v->l1);
+    g_hash_table_destroy(v->pte);
+    v->l1 = v->pte = NULL;
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);

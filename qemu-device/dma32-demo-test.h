@@ -95,6 +95,35 @@ typedef struct Port {
 #define VTD_FSTS_PFO        (1u << 0)
 #define VTD_FSTS_PPF        (1u << 1)
 #define VTD_TABLES          0x00200000ULL
+/* the fault recording register (one, 128 bits; CAP.FRO = 0x220) */
+#define VTD_FRCD            0x220
+#define VTD_FRCD_F          (1ULL << 63)    /* of the high quadword */
+#define VTD_FRCD_T          (1ULL << 62)    /* a read request */
+#define VTD_FRCD_FR(hi)     (((hi) >> 32) & 0xff)
+#define VTD_FRCD_SID(hi)    ((hi) & 0xffff)
+#define VTD_FR_BEYOND_MGAW  4
+#define VTD_FR_WRITE        5
+#define VTD_FR_READ         6
+/* a leaf's permissions */
+#define VTD_PTE_R           1
+#define VTD_PTE_W           2
+
+/*
+ * Second-level page tables for one device on bus 0 (dma32-demo-test.c):
+ * vtd_init() puts the root table, the device's context entry (39-bit,
+ * three levels, domain 1) and the top level at the start of a zeroed
+ * area of guest RAM and takes the further tables from the rest of it;
+ * vtd_map() maps IOVAs to guest-physical addresses in 4 KiB pages;
+ * vtd_enable() points the IOMMU at the root table and turns translation
+ * on.  Vtd.pte keeps each mapped page's leaf, for vtd_perm().
+ */
+typedef struct Vtd {
+    QTestState *qts;
+    uint64_t root, end, next;   /* the tables' area, its next free page */
+    uint64_t l3;
+    GHashTable *l1;             /* IOVA >> 21 -> its last-level table */
+    GHashTable *pte;            /* IOVA >> 12 -> its leaf */
+} Vtd;
 
 /*
  * The fuzzer's guard regions in RAM (dma32-demo-test-guard.c): NR_GUARDS
@@ -148,6 +177,13 @@ Port *bridge_start_with(const char *bridge, const char *props,
                         const char *extra);
 Port *bridge_start(const char *bridge, const char *props);
 void port_stop(Port *p);
+void vtd_init(Vtd *v, QTestState *qts, uint64_t tables, uint64_t size,
+              uint8_t devfn);
+void vtd_map(Vtd *v, uint64_t iova, uint64_t gpa, uint64_t len,
+             unsigned perm);
+unsigned vtd_perm(const Vtd *v, uint64_t iova);
+void vtd_enable(Vtd *v);
+void vtd_free(Vtd *v);
 
 /* dma32-demo-test-guard.c */
 uint64_t guard_addr(unsigned i);
