@@ -65,8 +65,9 @@ QEMU_SOURCES   := $(wildcard qemu-device/*.c qemu-device/*.h) \
 		  qemu-device/trace-events qemu-device/devices.mak qemu-device/graft-into-qemu
 # The module's sources, as driver/Kbuild lists them (the tool's are its
 # own: DMA32CTL_SOURCES).
-DRIVER_SOURCES := $(shell scripts/driver-sources) driver/Kbuild driver/uapi/dma32demo.h $(REGS_H)
-USER_HEADERS   := driver/dma32demo-user.h driver/uapi/dma32demo.h $(REGS_H)
+UAPI_HEADERS   := driver/uapi/dma32demo.h driver/uapi/dma32demo-stats.h
+DRIVER_SOURCES := $(shell scripts/driver-sources) driver/Kbuild $(UAPI_HEADERS) $(REGS_H)
+USER_HEADERS   := driver/dma32demo-user.h $(UAPI_HEADERS) $(REGS_H)
 DMA32CTL_SOURCES := driver/dma32ctl.c $(USER_HEADERS)
 # The driver's test programs (ioctl self-test, fuzzer, stress, register reader), static for
 # the guest like the tool.

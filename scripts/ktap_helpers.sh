@@ -23,7 +23,10 @@
 #                                          $?) is 0, else fail with REASON;
 #                                          for a check whose diagnostics
 #                                          are built from several commands
-#                                          (kselftest has no such helper)
+#                                          (kselftest has no such helper).
+#                                          Pass a saved status (rc=$?) when
+#                                          DESCRIPTION or REASON holds a
+#                                          $(...): bash expands $? after it
 #   ktap_print_msg TEXT...                 one diagnostic line
 #   ktap_print_lines < FILE                each line as a diagnostic
 #   ktap_finished                          print everything; exit 1 when a
