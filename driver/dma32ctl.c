@@ -33,7 +33,9 @@ static void print_help(FILE *f)
 		"        after the request, reported in the JSON (null if absent)\n"
 		"        --runs N: report up to N (0..%d, default %d) address runs:\n"
 		"        where the ring, the control buffers and the buffers were,\n"
-		"        physical and DMA\n"
+		"        physical and DMA (as root: CAP_SYS_ADMIN)\n"
+		"        --inject: make the device fail (needs the module\n"
+		"        parameter unsafe_fault_injection=1)\n"
 		"        strategies: coherent streaming streaming-dma32 user unsafe-raw\n"
 		"                    truncation-alias\n"
 		"        ops: fill checksum copy\n"
@@ -51,6 +53,7 @@ static int cmd_info(bool json)
 	struct dma32demo_info in;
 	int fd = open_dev();
 	char ver[16];
+	bool addrs;
 
 	memset(&in, 0, sizeof(in));
 	if (ioctl(fd, DMA32DEMO_IOC_INFO, &in))
@@ -58,6 +61,7 @@ static int cmd_info(bool json)
 	close(fd);
 	snprintf(ver, sizeof(ver), "%u.%u", in.version >> 16,
 		 in.version & 0xffff);
+	addrs = !(in.flags & DMA32DEMO_INFO_ADDRESSES_HIDDEN);
 	if (json) {
 		j_begin();
 		j_str("device", device_path);
@@ -76,16 +80,19 @@ static int cmd_info(bool json)
 		j_u64("coherent_mask_bits", in.coherent_mask_bits);
 		j_str("irq", in.irq_mode == DMA32DEMO_IRQ_MSI ? "msi" : "intx");
 		j_bool("allow_unsafe", in.flags & DMA32DEMO_INFO_ALLOW_UNSAFE);
+		j_bool("fault_injection",
+		       in.flags & DMA32DEMO_INFO_FAULT_INJECTION);
+		j_bool("addresses_hidden", !addrs);
 		j_bool("mask_forced", in.flags & DMA32DEMO_INFO_MASK_FORCED);
 		j_bool("coherent_mask_forced",
 		       in.flags & DMA32DEMO_INFO_COHERENT_MASK_FORCED);
 		j_bool("swiotlb", in.flags & DMA32DEMO_INFO_SWIOTLB_ACTIVE);
-		j_u64("swiotlb_start", in.swiotlb_start);
-		j_u64("swiotlb_end", in.swiotlb_end);
-		j_u64("ring_dma", in.ring_dma);
+		j_maybe("swiotlb_start", addrs, in.swiotlb_start);
+		j_maybe("swiotlb_end", addrs, in.swiotlb_end);
+		j_maybe("ring_dma", addrs, in.ring_dma);
 		j_u64("ctrl_buffers", in.ctrl_buffers);
 		j_u64("ctrl_buffer_bytes", in.ctrl_buffer_bytes);
-		j_u64("alias_window", in.alias_window);
+		j_maybe("alias_window", addrs, in.alias_window);
 		j_u64("abi_version", in.abi_version);
 		j_u64("timeout_ms", in.timeout_ms);
 		j_end();
@@ -102,8 +109,13 @@ static int cmd_info(bool json)
 	       in.flags & DMA32DEMO_INFO_COHERENT_MASK_FORCED ?
 	       " (FORCED, unsafe)" : "");
 	printf("%-20s %u bytes per transfer\n", "max transfer", in.max_xfer);
-	printf("%-20s %u of %u entries at bus address 0x%llx\n", "ring",
-	       in.ring_entries, in.max_ring, (unsigned long long)in.ring_dma);
+	if (addrs)
+		printf("%-20s %u of %u entries at bus address 0x%llx\n", "ring",
+		       in.ring_entries, in.max_ring,
+		       (unsigned long long)in.ring_dma);
+	else
+		printf("%-20s %u of %u entries\n", "ring", in.ring_entries,
+		       in.max_ring);
 	printf("%-20s %u of %u bytes, coherent, held while bound\n",
 	       "control buffers", in.ctrl_buffers, in.ctrl_buffer_bytes);
 	printf("%-20s %s\n", "overflow",
@@ -114,7 +126,9 @@ static int cmd_info(bool json)
 		       (unsigned long long)in.alias_window);
 	printf("%-20s %s\n", "interrupt",
 	       in.irq_mode == DMA32DEMO_IRQ_MSI ? "MSI" : "INTx");
-	if (in.flags & DMA32DEMO_INFO_SWIOTLB_ACTIVE)
+	if ((in.flags & DMA32DEMO_INFO_SWIOTLB_ACTIVE) && !addrs)
+		printf("%-20s active\n", "swiotlb");
+	else if (in.flags & DMA32DEMO_INFO_SWIOTLB_ACTIVE)
 		printf("%-20s active, pool 0x%llx-0x%llx (%llu MiB)\n",
 		       "swiotlb", (unsigned long long)in.swiotlb_start,
 		       (unsigned long long)in.swiotlb_end - 1,
@@ -125,6 +139,11 @@ static int cmd_info(bool json)
 	printf("%-20s %s\n", "unsafe-raw",
 	       in.flags & DMA32DEMO_INFO_ALLOW_UNSAFE ? "allowed" :
 	       "refused (load with allow_unsafe=1)");
+	printf("%-20s %s\n", "fault injection",
+	       in.flags & DMA32DEMO_INFO_FAULT_INJECTION ? "accepted" :
+	       "refused (unsafe_fault_injection=1 accepts it)");
+	if (!addrs)
+		printf("%-20s hidden (no CAP_SYS_ADMIN)\n", "addresses");
 	printf("%-20s %u ms\n", "timeout", in.timeout_ms);
 	return 0;
 }
@@ -270,14 +289,6 @@ static void sample_counters(struct run_opts *o, bool after)
 	}
 }
 
-static void j_maybe(const char *k, bool have, __u64 v)
-{
-	if (have)
-		j_u64(k, v);
-	else
-		j_str(k, NULL);
-}
-
 /* "counters": {"FILE": {"before": N, "after": N}, ...} */
 static void print_counters(const struct run_opts *o)
 {
@@ -351,10 +362,12 @@ static void print_json(const struct run_opts *o,
 		       __u64 user_bad)
 {
 	const struct dma32demo_result z = { 0 };
+	bool addrs;
 	int i;
 
 	if (!r)
 		r = &z;
+	addrs = !(r->flags & DMA32DEMO_RESULT_ADDRESSES_HIDDEN);
 	j_begin();
 	j_str("device", device_path);
 	j_str("strategy", strategy_names[o->strategy]);
@@ -382,8 +395,8 @@ static void print_json(const struct run_opts *o,
 		j_u64(zone_names[i], r->zone_pages[i]);
 	j_obj_end();
 	j_u64("device_faults", r->device_faults);
-	j_u64("fault_addr", r->fault_addr);
-	j_u64("latched_fault_addr", r->latched_fault_addr);
+	j_maybe("fault_addr", addrs, r->fault_addr);
+	j_maybe("latched_fault_addr", addrs, r->latched_fault_addr);
 	j_u64("fault_info", r->fault_info);
 	j_u64("dev_status", r->dev_status);
 	j_u64("timeouts", r->timeouts);
@@ -404,7 +417,7 @@ static void print_json(const struct run_opts *o,
 	if (o->strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS)
 		j_u64("alias_canary_errors", r->alias_canary_errors);
 	j_u64("cpu_ns", o->cpu_ns);
-	print_runs_json(o, r, r != &z);
+	print_runs_json(o, r, r != &z && addrs);
 	print_counters(o);
 	j_end();
 }
@@ -447,7 +460,10 @@ static void print_table(const struct run_opts *o,
 	putchar('\n');
 	printf("%-16s %llu", "device faults",
 	       (unsigned long long)r->device_faults);
-	if (r->device_faults)
+	if (r->device_faults && (r->flags & DMA32DEMO_RESULT_ADDRESSES_HIDDEN))
+		printf(", status %u (info 0x%08x; addresses hidden: no CAP_SYS_ADMIN)",
+		       r->dev_status, r->fault_info);
+	else if (r->device_faults)
 		printf(", first at 0x%llx (status %u), latched 0x%llx (info 0x%08x)",
 		       (unsigned long long)r->fault_addr, r->dev_status,
 		       (unsigned long long)r->latched_fault_addr, r->fault_info);
@@ -476,6 +492,10 @@ static void print_table(const struct run_opts *o,
 		       "swiotlb held", (unsigned long long)r->coherent_swiotlb_bytes);
 	if (!o->runs_max)
 		return;
+	if (r->flags & DMA32DEMO_RESULT_ADDRESSES_HIDDEN) {
+		printf("%-16s hidden (no CAP_SYS_ADMIN)\n", "address runs");
+		return;
+	}
 	printf("%-16s %u shown, %u more not (--runs)\n", "address runs",
 	       r->runs, r->runs_dropped);
 	for (i = 0; i < (int)r->runs; i++) {

@@ -19,7 +19,9 @@
 static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
 {
 	struct d32_dev *dd = rq->dd;
-	unsigned int i;
+	struct sg_page_iter piter;
+	struct sg_table sgt;
+	int ret;
 
 	b->cpu = dma_alloc_coherent(dd->dev, b->size, &b->handle,
 				    GFP_KERNEL | __GFP_NOWARN);
@@ -33,21 +35,17 @@ static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
 		return -ENOMEM;
 	}
 	d32_coherent_account(dd, b->handle, b->size, 1);
-	/*
-	 * The pages behind the CPU address, for the zone counts. On x86
-	 * dma-direct returns a linear-map address (virt_to_page() holds) and
-	 * dma-iommu a vmap() of its pages (vmalloc_to_page()). That is not
-	 * portable: an architecture whose coherent memory is remapped
-	 * uncached, or carved out of a reserved pool with no struct page,
-	 * hands out neither; the DMA API has no call that says which page
-	 * backs a coherent buffer, because a driver should never need it.
-	 */
-	for (i = 0; i < DIV_ROUND_UP(b->size, PAGE_SIZE); i++) {
-		void *va = b->cpu + i * PAGE_SIZE;
-
-		d32_account_page(rq, is_vmalloc_addr(va) ? vmalloc_to_page(va) :
-				 virt_to_page(va));
+	/* The pages behind it, for the zone counts: dma_get_sgtable() */
+	ret = dma_get_sgtable(dd->dev, &sgt, b->cpu, b->handle, b->size);
+	if (ret) {
+		dev_err_ratelimited(dd->dev, "dma_get_sgtable() of a coherent buffer failed: %d\n",
+				    ret);
+		return ret;
 	}
+	b->coherent_phys = sg_phys(sgt.sgl);
+	for_each_sgtable_page(&sgt, &piter, 0)
+		d32_account_page(rq, sg_page_iter_page(&piter));
+	sg_free_table(&sgt);
 	return 0;
 }
 
@@ -275,7 +273,7 @@ static int d32_map_sgt(struct d32_req *rq, struct d32_buf *b)
 	for_each_sgtable_dma_sg(&b->sgt, sg, i) {
 		b->segs[i].addr = sg_dma_address(sg);
 		b->segs[i].len = sg_dma_len(sg);
-		if (d32_in_swiotlb(dd, sg_dma_address(sg))) {
+		if (d32_bounced(dd, sg_dma_address(sg))) {
 			res->bounced++;
 			res->bounced_bytes += sg_dma_len(sg);
 		}
@@ -299,9 +297,7 @@ int d32_buf_map(struct d32_req *rq, struct d32_buf *b)
 		b->segs[0].len = b->size;
 		b->nsegs = 1;
 		res->mappings++;
-		if (d32_above_4g(page_to_phys(is_vmalloc_addr(b->cpu) ?
-					      vmalloc_to_page(b->cpu) :
-					      virt_to_page(b->cpu)), b->size))
+		if (d32_above_4g(b->coherent_phys, b->size))
 			res->mappings_above_4g++;
 		/* One in the pool is held there, not bounced: no copies */
 		return 0;

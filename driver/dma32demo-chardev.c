@@ -5,6 +5,7 @@
  * user space) and the statistics in sysfs.
  */
 
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
@@ -94,6 +95,12 @@ static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
 		       array_size(r->runs_max,
 				  sizeof(struct dma32demo_addr_run))))
 		return -EFAULT;
+	if ((r->flags & (DMA32DEMO_RUN_INJECT_BUS_ERROR |
+			 DMA32DEMO_RUN_INJECT_STALL)) &&
+	    !READ_ONCE(unsafe_fault_injection)) {
+		dev_err_ratelimited(dd->dev, "fault injection refused: it needs the module parameter unsafe_fault_injection=1\n");
+		return -EPERM;
+	}
 	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW && !allow_unsafe)
 		return -EPERM;
 	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW &&
@@ -122,7 +129,19 @@ static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
 	return 0;
 }
 
-static long d32_ioc_run(struct d32_dev *dd, struct dma32demo_run __user *arg)
+/*
+ * Physical and DMA addresses (address runs, fault addresses, the ring and
+ * the swiotlb pool) only for an opener with CAP_SYS_ADMIN, as for
+ * /proc/PID/pagemap: to anyone else they read as 0, and the
+ * ADDRESSES_HIDDEN flags say so.
+ */
+static bool d32_may_see_addresses(struct file *file)
+{
+	return file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
+}
+
+static long d32_ioc_run(struct d32_dev *dd, struct dma32demo_run __user *arg,
+			bool addresses)
 {
 	struct dma32demo_run r;
 	struct d32_runs runs = { };
@@ -130,40 +149,52 @@ static long d32_ioc_run(struct d32_dev *dd, struct dma32demo_run __user *arg)
 
 	if (copy_from_user(&r, arg, sizeof(r)))
 		return -EFAULT;
-	memset(&r.result, 0, sizeof(r.result));
 	ret = d32_validate(dd, &r);
 	if (ret)
 		return ret;
-	runs.max = r.runs_max;
+again:
+	memset(&r.result, 0, sizeof(r.result));
+	runs.max = addresses ? r.runs_max : 0;
 
-	/* A signal while queued: restarted, or EINTR (see the top) */
-	if (mutex_lock_interruptible(&dd->lock))
-		return -ERESTARTSYS;
+	/* Only a fatal signal ends the wait for the device (see the top) */
+	if (mutex_lock_killable(&dd->lock))
+		return -EINTR;
 	if (READ_ONCE(dd->gone))
 		ret = -ENODEV;
+	else if (READ_ONCE(d32_sleeping))
+		ret = -ECANCELED;
 	else
 		ret = d32_request(dd, &r, &r.result, runs.max ? &runs : NULL);
 	mutex_unlock(&dd->lock);
+	if (ret == -ECANCELED) {
+		/* Aborted for system sleep: run it again after the resume */
+		kvfree(runs.v);
+		runs = (struct d32_runs){ };
+		ret = d32_wait_for_wakeup();
+		if (ret)
+			return -ERESTARTSYS;
+		goto again;
+	}
 	if (ret == -ENODEV)
 		goto out;
 
+	if (!addresses) {
+		r.result.flags |= DMA32DEMO_RESULT_ADDRESSES_HIDDEN;
+		r.result.fault_addr = 0;
+		r.result.latched_fault_addr = 0;
+	}
 	/* The runs are copied without dd->lock: user memory may fault */
 	if (copy_to_user(&arg->result, &r.result, sizeof(r.result)) ||
 	    (runs.n && copy_to_user(u64_to_user_ptr(r.runs_addr), runs.v,
 				    array_size(runs.n, sizeof(*runs.v)))))
 		ret = -EFAULT;
-	/*
-	 * Ended by a signal (the result says EINTR): the kernel restarts the
-	 * request where the signal allows it, else the caller gets EINTR.
-	 */
-	else if (ret == -EINTR)
-		ret = -ERESTARTSYS;
 out:
 	kvfree(runs.v);
 	return ret;
 }
 
-static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg)
+static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg,
+			 bool addresses)
 {
 	phys_addr_t start, end;
 	struct dma32demo_info info = {
@@ -188,6 +219,8 @@ static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg)
 
 	if (allow_unsafe)
 		info.flags |= DMA32DEMO_INFO_ALLOW_UNSAFE;
+	if (READ_ONCE(unsafe_fault_injection))
+		info.flags |= DMA32DEMO_INFO_FAULT_INJECTION;
 	if (dd->mask_forced)
 		info.flags |= DMA32DEMO_INFO_MASK_FORCED;
 	if (dd->coherent_forced)
@@ -201,6 +234,13 @@ static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg)
 		info.swiotlb_end = end;
 	}
 	strscpy(info.pci_name, pci_name(dd->pdev), sizeof(info.pci_name));
+	if (!addresses) {
+		info.flags |= DMA32DEMO_INFO_ADDRESSES_HIDDEN;
+		info.ring_dma = 0;
+		info.swiotlb_start = 0;
+		info.swiotlb_end = 0;
+		info.alias_window = 0;
+	}
 
 	if (copy_to_user(arg, &info, sizeof(info)))
 		return -EFAULT;
@@ -255,7 +295,7 @@ static long d32_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	switch (cmd) {
 	case DMA32DEMO_IOC_RUN:
-		return d32_ioc_run(dd, argp);
+		return d32_ioc_run(dd, argp, d32_may_see_addresses(file));
 	case DMA32DEMO_IOC_INFO:
 	case DMA32DEMO_IOC_STATS:
 	case DMA32DEMO_IOC_RESET_STATS:
@@ -273,7 +313,7 @@ static long d32_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (READ_ONCE(dd->gone))
 		ret = -ENODEV;
 	else if (cmd == DMA32DEMO_IOC_INFO)
-		ret = d32_ioc_info(dd, argp);
+		ret = d32_ioc_info(dd, argp, d32_may_see_addresses(file));
 	else if (cmd == DMA32DEMO_IOC_STATS)
 		ret = d32_ioc_stats(dd, argp);
 	else

@@ -34,16 +34,20 @@
  * only to wait until that request has let go of the ring and its buffers,
  * which no longer waits for the device; shutdown does not wait at all.
  *
- * Signals and system sleep: a request sleeps interruptibly and checks for
- * signals while it allocates and verifies, so any signal it gets ends it
- * within moments: the device is reset before anything is unmapped and the
- * ioctl returns -ERESTARTSYS. The kernel then restarts the request from the
- * start (after the freezer's fake signal at system sleep, after a stop and
- * a continue, after a handler with SA_RESTART) or the caller sees EINTR; a
- * killed caller never returns. That is also what lets the freezer stop user
- * space with a request in flight, so that suspend finds the device idle:
- * a sleep the freezer cannot interrupt (killable) would hold it off for the
- * whole request, and the suspend would fail after 20 s.
+ * Signals and system sleep: a request sleeps killably and checks only for
+ * fatal signals while it allocates and verifies, so an ordinary signal
+ * (SA_RESTART or not, SIGSTOP, a debugger) never ends it: a caller with a
+ * periodic timer gets its request done, not restarted from the start again
+ * and again. A fatal signal ends it within moments: the device is reset
+ * before anything is unmapped. System sleep cannot wait for a request of up
+ * to a minute, and the freezer cannot stop a task in a killable sleep, so a
+ * PM notifier, which runs before the freezer, aborts every running request
+ * (d32_pm_notify(): d32_sleeping, then each device's wait ends at once).
+ * The aborted request resets the device, unmaps and frees what it held,
+ * drops dd->lock, and waits freezably, holding no lock, for the system to
+ * wake (d32_wait_for_wakeup()); then it runs again from the start. The
+ * caller sees one request, done after the resume. Suspend itself thus finds
+ * the device idle and dd->lock free.
  *
  * The module's files: dma32demo-core.c (this one: PCI, registers, IRQ,
  * probe, remove, power management), dma32demo-request.c (descriptors, the
@@ -56,12 +60,14 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/freezer.h>
 #include <linux/idr.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
 #include <linux/module.h>
 #include <linux/pm.h>
 #include <linux/slab.h>
+#include <linux/suspend.h>
 
 #include "dma32demo-priv.h"
 
@@ -73,6 +79,16 @@ bool allow_unsafe;
 module_param(allow_unsafe, bool, 0444);
 MODULE_PARM_DESC(allow_unsafe,
 		 "Allow the unsafe-raw strategy (CPU physical addresses, no DMA API)");
+
+/*
+ * The INJECT flags of a request make the device fail on purpose (a bus
+ * error, a stall until reset): a test interface, off unless asked for.
+ * Writable, so that a test can turn it on for the module it has.
+ */
+bool unsafe_fault_injection;
+module_param(unsafe_fault_injection, bool, 0644);
+MODULE_PARM_DESC(unsafe_fault_injection,
+		 "UNSAFE, for tests: accept the requests' INJECT_BUS_ERROR and INJECT_STALL flags, which make the device fail on purpose");
 
 static unsigned int force_mask_bits;
 module_param(force_mask_bits, uint, 0444);
@@ -142,6 +158,12 @@ MODULE_PARM_DESC(alias_window,
 
 static DEFINE_IDA(d32_ida);
 
+/* System sleep (see the top): the bound devices, and whether it is near */
+static LIST_HEAD(d32_devs);
+static DEFINE_MUTEX(d32_devs_lock);
+bool d32_sleeping;
+static DECLARE_WAIT_QUEUE_HEAD(d32_wakeup);
+
 /* Registers */
 
 static void d32_hw_stop(struct d32_dev *dd)
@@ -182,19 +204,22 @@ bool d32_hw_init(struct d32_dev *dd)
 }
 
 /*
- * Hand the device the descriptors up to @tail, unless it is gone. Under
- * hw_lock, like d32_mark_gone(): either it sees the doorbell's completion
- * reinitialised and completes it after, or the request sees gone here.
+ * Hand the device the descriptors up to @tail, unless it is gone or the
+ * system is about to sleep. Under hw_lock, like d32_mark_gone() and
+ * d32_pm_notify(): either they see the doorbell's completion reinitialised
+ * and complete it after, or the request sees their flag here.
  */
 int d32_doorbell(struct d32_dev *dd, u32 tail)
 {
-	int ret = -ENODEV;
+	int ret = 0;
 
 	spin_lock(&dd->hw_lock);
-	if (!READ_ONCE(dd->gone)) {
+	if (READ_ONCE(dd->gone))
+		ret = -ENODEV;
+	else if (READ_ONCE(d32_sleeping))
+		ret = -ECANCELED;
+	else
 		d32_wr(dd, DMA32_DEMO_REG_DOORBELL, tail);
-		ret = 0;
-	}
 	spin_unlock(&dd->hw_lock);
 	return ret;
 }
@@ -210,6 +235,56 @@ void d32_mark_gone(struct d32_dev *dd)
 	d32_hw_stop(dd);
 	spin_unlock(&dd->hw_lock);
 	complete_all(&dd->done);
+}
+
+/*
+ * Before the freezer, at suspend and hibernation: end every running
+ * request's wait (the request sees d32_sleeping and lets go of the device)
+ * and keep new ones from starting; after the resume, let them run again.
+ */
+static int d32_pm_notify(struct notifier_block *nb, unsigned long action,
+			 void *data)
+{
+	struct d32_dev *dd;
+
+	switch (action) {
+	case PM_SUSPEND_PREPARE:
+	case PM_HIBERNATION_PREPARE:
+	case PM_RESTORE_PREPARE:
+		WRITE_ONCE(d32_sleeping, true);
+		mutex_lock(&d32_devs_lock);
+		list_for_each_entry(dd, &d32_devs, node) {
+			/* Pairs with d32_doorbell(): see there */
+			spin_lock(&dd->hw_lock);
+			spin_unlock(&dd->hw_lock);
+			complete(&dd->done);
+		}
+		mutex_unlock(&d32_devs_lock);
+		break;
+	case PM_POST_SUSPEND:
+	case PM_POST_HIBERNATION:
+	case PM_POST_RESTORE:
+		WRITE_ONCE(d32_sleeping, false);
+		wake_up_all(&d32_wakeup);
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block d32_pm_nb = {
+	.notifier_call = d32_pm_notify,
+};
+
+/*
+ * A request that system sleep aborted waits here, holding no lock, so the
+ * freezer can stop its task: 0 once the system is awake again, -EINTR on
+ * a signal (the ioctl then restarts or returns EINTR, as for any wait).
+ */
+int d32_wait_for_wakeup(void)
+{
+	if (wait_event_freezable(d32_wakeup, !READ_ONCE(d32_sleeping)))
+		return -EINTR;
+	return 0;
 }
 
 static irqreturn_t d32_irq(int irq, void *data)
@@ -252,6 +327,15 @@ static void d32_free_ctrl(void *data)
 	kfree(dd->ctrl);
 	dd->ctrl = NULL;
 	dd->nctrl = 0;
+}
+
+static void d32_unlist(void *data)
+{
+	struct d32_dev *dd = data;
+
+	mutex_lock(&d32_devs_lock);
+	list_del(&dd->node);
+	mutex_unlock(&d32_devs_lock);
 }
 
 static void d32_free_id(void *data)
@@ -520,6 +604,12 @@ static int d32_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	d32_hw_init(dd);
 	pci_set_drvdata(pdev, dd);
+	mutex_lock(&d32_devs_lock);
+	list_add(&dd->node, &d32_devs);
+	mutex_unlock(&d32_devs_lock);
+	ret = devm_add_action_or_reset(dev, d32_unlist, dd);
+	if (ret)
+		return ret;
 
 	dd->misc.minor = MISC_DYNAMIC_MINOR;
 	dd->misc.name = dd->name;
@@ -580,13 +670,14 @@ static void d32_shutdown(struct pci_dev *pdev)
 
 /*
  * System sleep (suspend, and hibernation's freeze, poweroff and restore).
- * The freezer has already ended any request in flight (see the top), so
- * dd->lock is free and the ring empty; the lock keeps out whatever else
- * could come. The engine is reset: it moves nothing while the system
- * sleeps. Power may be lost, and with it the registers, the ring base
- * among them: resume programs the ring again (kept in memory, as are the
- * control buffers) and enables the engine, as at probe. PCI config space
- * and MSI are the PCI core's to save and restore.
+ * The PM notifier has already ended any request in flight, and none
+ * starts until the resume (see the top), so dd->lock is free and the ring
+ * empty; the lock keeps out whatever else could come. The engine is reset:
+ * it moves nothing while the system sleeps. Power may be lost, and with it
+ * the registers, the ring base among them: resume programs the ring again
+ * (kept in memory, as are the control buffers) and enables the engine, as
+ * at probe. PCI config space and MSI are the PCI core's to save and
+ * restore.
  */
 static int d32_suspend(struct device *dev)
 {
@@ -625,7 +716,26 @@ static struct pci_driver d32_driver = {
 	.driver.pm = pm_sleep_ptr(&d32_pm_ops),
 	.dev_groups = d32_groups,
 };
-module_pci_driver(d32_driver);
+
+static int __init d32_init(void)
+{
+	int ret = register_pm_notifier(&d32_pm_nb);
+
+	if (ret)
+		return ret;
+	ret = pci_register_driver(&d32_driver);
+	if (ret)
+		unregister_pm_notifier(&d32_pm_nb);
+	return ret;
+}
+module_init(d32_init);
+
+static void __exit d32_exit(void)
+{
+	pci_unregister_driver(&d32_driver);
+	unregister_pm_notifier(&d32_pm_nb);
+}
+module_exit(d32_exit);
 
 MODULE_DESCRIPTION("dma32-demo DMA engine: buffer strategies, bounces and faults");
 MODULE_AUTHOR("The dma32-demo authors");

@@ -3,11 +3,14 @@
  * dma32demo: every look at kernel internals, in this one file.
  *
  * On purpose: a driver normally never asks where its memory came from.
- * This module exists to show it, so it reads what the DMA API hides:
- * <linux/dma-direct.h>'s dma_to_phys() and phys_to_dma() and the device's
- * swiotlb pool (dev->dma_io_tlb_mem, d32_is_swiotlb()) to tell a bounced
- * mapping from a direct one, and the IOMMU domain type to tell translated
- * DMA from an identity mapping. None of it is needed to
+ * This module exists to show it, so it reads what the DMA API hides (what
+ * the DMA API does answer, the rest of the module asks it: dma_need_sync()
+ * for a bounced streaming mapping, dma_get_sgtable() for the pages of a
+ * coherent buffer): <linux/dma-direct.h>'s dma_to_phys() and phys_to_dma()
+ * and the device's swiotlb pool (dev->dma_io_tlb_mem, d32_is_swiotlb()) to
+ * tell a coherent buffer held in the pool, where the pool lies, and the
+ * IOMMU domain type to tell translated DMA from an identity mapping; the
+ * driver's README lists each with its reason. None of it is needed to
  * move data; all of it is read-only. It ties the module to the kernel
  * version it is built for, which is how out-of-tree test drivers live.
  * The truncation-alias windows are checked against the firmware's memory
@@ -123,7 +126,7 @@ static bool d32_is_swiotlb(struct device *dev, phys_addr_t paddr)
  * every buffer it found no reachable page for). Behind a translating IOMMU
  * addresses are IOVAs and never in the pool.
  */
-bool d32_in_swiotlb(struct d32_dev *dd, dma_addr_t addr)
+static bool d32_in_swiotlb(struct d32_dev *dd, dma_addr_t addr)
 {
 	return dd->dma_direct &&
 	       d32_is_swiotlb(dd->dev, dma_to_phys(dd->dev, addr));
@@ -325,10 +328,12 @@ static void d32_runs_mem(struct d32_dev *dd, struct d32_runs *rs, u32 buffer,
 			if (si < nsegs) {
 				n = min(n, segs[si].len - in);
 				dma = segs[si].addr + in;
-				if (d32_in_swiotlb(dd, segs[si].addr))
-					f |= flags & DMA32DEMO_ADDR_COHERENT ?
-					     DMA32DEMO_ADDR_IN_POOL :
-					     DMA32DEMO_ADDR_BOUNCED;
+				if (!(flags & DMA32DEMO_ADDR_COHERENT) &&
+				    d32_bounced(dd, segs[si].addr))
+					f |= DMA32DEMO_ADDR_BOUNCED;
+				else if ((flags & DMA32DEMO_ADDR_COHERENT) &&
+					 d32_in_swiotlb(dd, segs[si].addr))
+					f |= DMA32DEMO_ADDR_IN_POOL;
 				in += n;
 				if (in == segs[si].len) {
 					si++;

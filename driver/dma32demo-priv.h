@@ -18,6 +18,7 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/scatterlist.h>
+#include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -57,6 +58,7 @@ struct d32_dev {
 	int irq;
 	u32 irq_mode;
 	struct completion done;
+	struct list_head node;		/* in d32_devs, while bound */
 
 	/* Capabilities */
 	u32 version;
@@ -99,6 +101,7 @@ struct d32_buf {
 	/* coherent */
 	void *cpu;
 	dma_addr_t handle;
+	phys_addr_t coherent_phys;	/* its first page (dma_get_sgtable()) */
 	/* page based strategies */
 	struct page **pages;
 	unsigned int npages;
@@ -160,10 +163,30 @@ struct d32_runs {
 extern unsigned int timeout_ms;
 extern unsigned int max_request_mb;
 extern bool allow_unsafe;
+extern bool unsafe_fault_injection;
 extern unsigned long long alias_window;
+extern bool d32_sleeping;
 int d32_doorbell(struct d32_dev *dd, u32 tail);
 bool d32_hw_init(struct d32_dev *dd);
 void d32_mark_gone(struct d32_dev *dd);
+int d32_wait_for_wakeup(void);
+
+/*
+ * What ends a request early, checked between the steps of its CPU work:
+ * -ENODEV when the device went away, -ECANCELED when the system is about
+ * to sleep, -EINTR on a fatal signal; ordinary signals do not (see the
+ * overview in dma32demo-core.c).
+ */
+static inline int d32_interrupted(struct d32_dev *dd)
+{
+	if (READ_ONCE(dd->gone))
+		return -ENODEV;
+	if (READ_ONCE(d32_sleeping))
+		return -ECANCELED;
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	return 0;
+}
 
 /* dma32demo-request.c */
 int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
@@ -187,7 +210,6 @@ int d32_alias_check(struct d32_dev *dd, phys_addr_t phys);
 void d32_coherent_account(struct d32_dev *dd, dma_addr_t dma,
 			  size_t size, int sign);
 bool d32_dma_is_direct(struct device *dev);
-bool d32_in_swiotlb(struct d32_dev *dd, dma_addr_t addr);
 void d32_runs_collect(struct d32_req *rq, struct d32_runs *rs,
 		      unsigned int nbufs);
 bool d32_swiotlb_active(struct device *dev);
@@ -199,6 +221,17 @@ bool d32_unbounceable(struct d32_dev *dd, struct sg_table *sgt);
 extern const struct file_operations d32_fops;
 extern const struct attribute_group *d32_groups[];
 void d32_put(struct d32_dev *dd);
+
+/*
+ * Was this streaming mapping bounced through swiotlb? On dma-direct, for a
+ * cache-coherent device (all of x86), dma_need_sync() is true exactly for
+ * a DMA address in a swiotlb pool. Behind a translating IOMMU it says
+ * nothing of the kind, and nothing bounces there.
+ */
+static inline bool d32_bounced(struct d32_dev *dd, dma_addr_t addr)
+{
+	return dd->dma_direct && dma_need_sync(dd->dev, addr);
+}
 
 static inline bool d32_above_4g(phys_addr_t phys, size_t len)
 {

@@ -104,10 +104,10 @@ static int d32_build_jobs(struct d32_req *rq)
 /*
  * Wait until @last completed; -ETIMEDOUT after timeout_ms without progress
  * (the clock restarts on every completed descriptor, so a long request
- * that moves is not a hang). -EINTR at once on any signal, the freezer's
- * included: the caller resets the device, which stops its DMA, before
- * anything is unmapped, and the ioctl returns -ERESTARTSYS. -ENODEV at
- * once when the device went away: d32_mark_gone() stopped it already.
+ * that moves is not a hang). At once: -EINTR on a fatal signal and
+ * -ECANCELED when the system is about to sleep (the caller resets the
+ * device, which stops its DMA, before anything is unmapped); -ENODEV when
+ * the device went away (d32_mark_gone() stopped it already).
  */
 static int d32_wait(struct d32_dev *dd, struct dma32_demo_desc *last)
 {
@@ -120,9 +120,11 @@ static int d32_wait(struct d32_dev *dd, struct dma32_demo_desc *last)
 			break;
 		if (READ_ONCE(dd->gone))
 			return -ENODEV;
+		if (READ_ONCE(d32_sleeping))
+			return -ECANCELED;
 		if (d32_rd(dd, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED)
 			return -EIO;
-		left = wait_for_completion_interruptible_timeout(&dd->done, tmo);
+		left = wait_for_completion_killable_timeout(&dd->done, tmo);
 		if (left < 0)
 			return -EINTR;
 		if (left)
@@ -248,8 +250,9 @@ static int d32_run_jobs(struct d32_req *rq)
 				    timeout_ms, d32_rd(dd, DMA32_DEMO_REG_RING_HEAD),
 				    dd->tail);
 		res->timeouts++;
-	} else if (ret == -EINTR) {
-		dev_dbg(dd->dev, "request interrupted with descriptors in flight (head %u, tail %u): resetting\n",
+	} else if (ret == -EINTR || ret == -ECANCELED) {
+		dev_dbg(dd->dev, "request %s with descriptors in flight (head %u, tail %u): resetting\n",
+			ret == -EINTR ? "killed" : "aborted for system sleep",
 			d32_rd(dd, DMA32_DEMO_REG_RING_HEAD), dd->tail);
 	} else if (ret == -ENODEV) {
 		dev_info(dd->dev, "device going away: request ended with descriptors in flight\n");
@@ -308,7 +311,7 @@ int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 	};
 	u64 t0 = ktime_get_ns();
 	unsigned int i, nalloc = 0, nmapped = 0;
-	bool alias_locked = false;
+	bool alias_locked = false, ended;
 	int ret, vret;
 
 	if (r->strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS) {
@@ -358,15 +361,10 @@ int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 		    rq.strategy != DMA32DEMO_STRATEGY_USER)
 			d32_pattern_write(&rq.bufs[i], 0, rq.size, ~rq.seed + i);
 		cond_resched();
-		/* Up to 1 GiB to allocate and fill: a signal or remove ends it */
-		if (signal_pending(current)) {
-			ret = -EINTR;
+		/* Up to 1 GiB to allocate and fill: see d32_interrupted() */
+		ret = d32_interrupted(dd);
+		if (ret)
 			goto free;
-		}
-		if (READ_ONCE(dd->gone)) {
-			ret = -ENODEV;
-			goto free;
-		}
 	}
 
 	for (i = 0; i < rq.nbufs; i++) {
@@ -388,12 +386,12 @@ int d32_request(struct d32_dev *dd, const struct dma32demo_run *r,
 
 unmap:
 	/* Also after a failure: where the buffers that were there lay */
-	if (runs && ret != -EINTR && ret != -ENODEV)
+	ended = ret == -EINTR || ret == -ECANCELED || ret == -ENODEV;
+	if (runs && !ended)
 		d32_runs_collect(&rq, runs, nalloc);
 	for (i = 0; i < nmapped; i++)
 		d32_buf_unmap(dd, &rq.bufs[i]);
-	if (rq.jobs && (rq.flags & DMA32DEMO_RUN_VERIFY) && ret != -EINTR &&
-	    ret != -ENODEV) {
+	if (rq.jobs && (rq.flags & DMA32DEMO_RUN_VERIFY) && !ended) {
 		vret = d32_verify(&rq);
 		if (!ret)
 			ret = vret;

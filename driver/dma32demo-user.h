@@ -297,6 +297,15 @@ static inline void j_bool(const char *k, bool v)
 	fputs(v ? "true" : "false", stdout);
 }
 
+/* A number, or null when it is not there */
+static inline void j_maybe(const char *k, bool have, __u64 v)
+{
+	if (have)
+		j_u64(k, v);
+	else
+		j_str(k, NULL);
+}
+
 static inline void fill_pattern(__u8 *p, size_t len, __u64 seed)
 {
 	size_t i;

@@ -161,15 +161,15 @@ int d32_verify(struct d32_req *rq)
 	bool unit_ok = false;
 	u64 first_bad = 0, bad;
 	u32 crc;
+	int ret;
 
 	for (i = 0; i < rq->njobs; i++) {
 		struct d32_job *j = &rq->jobs[i];
 
-		/* Up to 1 GiB to check: a signal ends it (and restarts it) */
-		if (signal_pending(current))
-			return -EINTR;
-		if (READ_ONCE(rq->dd->gone))
-			return -ENODEV;
+		/* Up to 1 GiB to check: see d32_interrupted() */
+		ret = d32_interrupted(rq->dd);
+		if (ret)
+			return ret;
 		if (j->unit != unit) {
 			if (unit_ok)
 				res->buffers_verified++;

@@ -247,12 +247,17 @@ static int fz_expect_validation(const struct dma32demo_run *r, __u64 *totalp)
 	    !fz_doc_in_user_space(r->runs_addr, (__u64)r->runs_max *
 				  sizeof(struct dma32demo_addr_run)))
 		return -EFAULT;
-	/* 6. unsafe-raw: allowed, and not on a truncating device */
+	/* 6. fault injection: accepted only when the module says so */
+	if ((r->flags & (DMA32DEMO_RUN_INJECT_BUS_ERROR |
+			 DMA32DEMO_RUN_INJECT_STALL)) &&
+	    !(fz_info.flags & DMA32DEMO_INFO_FAULT_INJECTION))
+		return -EPERM;
+	/* 7. unsafe-raw: allowed, and not on a truncating device */
 	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW &&
 	    (!(fz_info.flags & DMA32DEMO_INFO_ALLOW_UNSAFE) ||
 	     (fz_info.flags & DMA32DEMO_INFO_TRUNCATES)))
 		return -EPERM;
-	/* 7. truncation-alias: its shape, then its permissions */
+	/* 8. truncation-alias: its shape, then its permissions */
 	if (r->strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS) {
 		if (r->op != DMA32DEMO_OP_FILL || r->count != 1 ||
 		    r->size > DMA32DEMO_ALIAS_MAX)

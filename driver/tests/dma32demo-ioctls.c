@@ -13,6 +13,11 @@
 #include "dma32demo-user.h"
 #include "kselftest_harness.h"
 
+#include <linux/capability.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+
 /* The request every case starts from: valid, and cheap. */
 static const struct dma32demo_run valid_run = {
 	.strategy = DMA32DEMO_STRATEGY_COHERENT,
@@ -332,6 +337,158 @@ TEST_F(dev, rejected_requests_are_not_counted)
 	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_STATS, &after));
 	EXPECT_EQ(2, after.requests - before.requests);
 	EXPECT_EQ(0, after.errors - before.errors);
+}
+
+/* Drop CAP_SYS_ADMIN from this process's effective set (raw capset(2)) */
+static int drop_cap_sys_admin(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	return syscall(SYS_capset, &h, d);
+}
+
+/*
+ * Physical and DMA addresses only for an opener with CAP_SYS_ADMIN: a
+ * file opened without it reads them as 0 and gets no address runs (the
+ * flags say so); one opened before the capability was dropped still
+ * sees them, as /proc/PID/pagemap does. Counts are not addresses: the
+ * request's pages and mappings are there either way.
+ */
+TEST_F(dev, addresses_need_cap_sys_admin)
+{
+	struct dma32demo_addr_run runs[16];
+	struct dma32demo_run r = valid_run;
+	struct dma32demo_info in;
+	int fd;
+
+	if (self->info.flags & DMA32DEMO_INFO_ADDRESSES_HIDDEN)
+		SKIP(return, "this test must start with CAP_SYS_ADMIN");
+	ASSERT_NE(0, self->info.ring_dma);
+	ASSERT_EQ(0, drop_cap_sys_admin()) {
+		TH_LOG("capset: %s", strerror(errno));
+	}
+	fd = open(DEFAULT_DEVICE, O_RDWR);
+	ASSERT_LE(0, fd);
+
+	memset(&in, 0x5a, sizeof(in));
+	ASSERT_EQ(0, ioctl_errno(fd, DMA32DEMO_IOC_INFO, &in));
+	EXPECT_TRUE(in.flags & DMA32DEMO_INFO_ADDRESSES_HIDDEN);
+	EXPECT_EQ(0, in.ring_dma);
+	EXPECT_EQ(0, in.swiotlb_start);
+	EXPECT_EQ(0, in.swiotlb_end);
+	EXPECT_EQ(0, in.alias_window);
+	EXPECT_EQ(self->info.dma_bits, in.dma_bits);
+
+	memset(runs, 0x5a, sizeof(runs));
+	r.runs_addr = (unsigned long)runs;
+	r.runs_max = ARRAY_SIZE(runs);
+	ASSERT_EQ(0, ioctl_errno(fd, DMA32DEMO_IOC_RUN, &r));
+	EXPECT_TRUE(r.result.flags & DMA32DEMO_RESULT_ADDRESSES_HIDDEN);
+	EXPECT_EQ(0, r.result.runs);
+	EXPECT_EQ(0x5a, ((__u8 *)runs)[0]) {
+		TH_LOG("address runs were written for an opener without CAP_SYS_ADMIN");
+	}
+	EXPECT_EQ(1, r.result.pages);
+	close(fd);
+
+	/* The file opened with the capability keeps what it was opened with */
+	memset(&in, 0, sizeof(in));
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_INFO, &in));
+	EXPECT_FALSE(in.flags & DMA32DEMO_INFO_ADDRESSES_HIDDEN);
+	EXPECT_EQ(self->info.ring_dma, in.ring_dma);
+	r.result.flags = 0;
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_RUN, &r));
+	EXPECT_FALSE(r.result.flags & DMA32DEMO_RESULT_ADDRESSES_HIDDEN);
+	EXPECT_LE(2, r.result.runs);
+}
+
+/* Read only after the ioctl returns: a call the compiler cannot see into */
+static sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+/*
+ * A request of about a second under a timer that fires every 5 ms: the
+ * signals are handled and the request is done once. SA_RESTART or not,
+ * an ordinary signal does not end a request (only a fatal one does): a
+ * request that every signal ended and restarted from the start would
+ * never finish here, and one that returned EINTR would fail.
+ */
+FIXTURE(periodic_signals) {
+	int fd;
+};
+
+FIXTURE_VARIANT(periodic_signals) {
+	int sa_flags;
+};
+
+FIXTURE_VARIANT_ADD(periodic_signals, sa_restart) {
+	.sa_flags = SA_RESTART,
+};
+
+FIXTURE_VARIANT_ADD(periodic_signals, no_sa_restart) {
+	.sa_flags = 0,
+};
+
+FIXTURE_SETUP(periodic_signals)
+{
+	self->fd = open(DEFAULT_DEVICE, O_RDWR);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(periodic_signals)
+{
+	close(self->fd);
+}
+
+TEST_F_TIMEOUT(periodic_signals, do_not_end_a_request, 120)
+{
+	struct itimerval every_5ms = {
+		.it_interval = { .tv_usec = 5000 },
+		.it_value = { .tv_usec = 5000 },
+	};
+	struct itimerval off = { };
+	struct dma32demo_stats before, after;
+	struct dma32demo_run r = valid_run;
+	struct sigaction sa = {
+		.sa_handler = on_alarm,
+		.sa_flags = variant->sa_flags,
+	};
+	int err;
+
+	r.strategy = DMA32DEMO_STRATEGY_STREAMING_DMA32;
+	r.op = DMA32DEMO_OP_CHECKSUM;
+	r.size = 4 << 20;
+	r.count = 16;
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_STATS, &before));
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &every_5ms, NULL));
+	err = ioctl_errno(self->fd, DMA32DEMO_IOC_RUN, &r);
+	setitimer(ITIMER_REAL, &off, NULL);
+	EXPECT_EQ(0, err) {
+		TH_LOG("got %s after %d signals", errname(err), (int)alarms);
+	}
+	EXPECT_EQ(r.count, r.result.buffers_verified);
+	EXPECT_LT(0, alarms) {
+		TH_LOG("no signal came during the request: it proves nothing");
+	}
+	ASSERT_EQ(0, ioctl_errno(self->fd, DMA32DEMO_IOC_STATS, &after));
+	EXPECT_EQ(1, after.requests - before.requests) {
+		TH_LOG("the request ran %llu times",
+		       (unsigned long long)(after.requests - before.requests));
+	}
+	TH_LOG("%d signals during one request of %llu ms", (int)alarms,
+	       (unsigned long long)r.result.ns / 1000000);
 }
 
 TEST_HARNESS_MAIN

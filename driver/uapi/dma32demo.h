@@ -14,9 +14,16 @@
 #include <linux/ioctl.h>
 
 /*
- * Bumped whenever a structure or a meaning below changes; INFO reports the
- * driver's. 2: control buffers, coherent memory in the swiotlb pool,
- * refused mappings, the truncation-alias strategy, address runs.
+ * The interface grows compatibly: a new field takes a reserved one (zero
+ * from a driver that predates it), a new behaviour is announced by a flag
+ * in struct dma32demo_info.flags, and a caller looks for the flag, not at
+ * the version. DMA32DEMO_ABI_VERSION changes only if a structure's layout
+ * or an existing meaning does, which would break callers: INFO reports the
+ * driver's, and a caller refuses a driver whose version is not its own.
+ * 3: control buffers, coherent memory in the swiotlb pool, refused
+ * mappings, the truncation-alias strategy, address runs. Added since,
+ * compatibly: DMA32DEMO_INFO_FAULT_INJECTION, DMA32DEMO_INFO_ADDRESSES_HIDDEN,
+ * struct dma32demo_result.flags (was padding).
  */
 #define DMA32DEMO_ABI_VERSION			3
 
@@ -51,6 +58,7 @@
 
 /* struct dma32demo_run.flags */
 #define DMA32DEMO_RUN_VERIFY			0x1 /* check the data */
+/* Tests only: refused unless the module parameter unsafe_fault_injection=1 */
 #define DMA32DEMO_RUN_INJECT_BUS_ERROR		0x2 /* device fault */
 #define DMA32DEMO_RUN_INJECT_STALL		0x4 /* device hangs */
 #define DMA32DEMO_RUN_FLAGS_ALL			0x7u
@@ -81,6 +89,17 @@
 #define DMA32DEMO_INFO_MASK_FORCED		0x4
 #define DMA32DEMO_INFO_COHERENT_MASK_FORCED	0x8
 #define DMA32DEMO_INFO_TRUNCATES		0x10 /* device drops high bits */
+#define DMA32DEMO_INFO_FAULT_INJECTION		0x20 /* INJECT_* flags accepted */
+/*
+ * The opener lacks CAP_SYS_ADMIN: every physical or DMA address reads as
+ * 0 (ring_dma, swiotlb_start/end, alias_window here; fault_addr,
+ * latched_fault_addr and the address runs of a request, whose result says
+ * so with DMA32DEMO_RESULT_ADDRESSES_HIDDEN).
+ */
+#define DMA32DEMO_INFO_ADDRESSES_HIDDEN		0x40
+
+/* struct dma32demo_result.flags */
+#define DMA32DEMO_RESULT_ADDRESSES_HIDDEN	0x1 /* no runs, fault addresses 0 */
 
 /* Indices of struct dma32demo_result.zone_pages */
 #define DMA32DEMO_ZONE_DMA			0 /* below 16 MiB */
@@ -146,7 +165,7 @@ struct dma32demo_result {
 	__u32 resets;		/* device resets done by this request */
 	__u32 device_crc;	/* CHECKSUM: last device result */
 	__u32 cpu_crc;		/* CHECKSUM: the CPU's value for it */
-	__u32 pad;
+	__u32 flags;		/* DMA32DEMO_RESULT_* */
 	__u64 verify_errors;	/* bytes (fill, copy) or CRCs that differ */
 	__u64 first_bad_offset;	/* in the first bad buffer */
 	__u64 alloc_failures;	/* allocations or mappings that failed */
@@ -215,10 +234,13 @@ struct dma32demo_addr_run {
  *  5. The address runs: runs_max > DMA32DEMO_MAX_RUNS: E2BIG; runs_max
  *     without runs_addr: EFAULT; runs_addr without runs_max: EINVAL;
  *     the runs_max runs at runs_addr not in user space: EFAULT.
- *  6. UNSAFE_RAW: EPERM without the module parameter allow_unsafe=1
+ *  6. INJECT_BUS_ERROR or INJECT_STALL: EPERM without the module
+ *     parameter unsafe_fault_injection=1 (INFO's
+ *     DMA32DEMO_INFO_FAULT_INJECTION).
+ *  7. UNSAFE_RAW: EPERM without the module parameter allow_unsafe=1
  *     (INFO's DMA32DEMO_INFO_ALLOW_UNSAFE), or on a device that truncates
  *     addresses (DMA32DEMO_INFO_TRUNCATES).
- *  7. TRUNCATION_ALIAS: op not FILL, count not 1, or size >
+ *  8. TRUNCATION_ALIAS: op not FILL, count not 1, or size >
  *     DMA32DEMO_ALIAS_MAX: EINVAL; then EPERM without allow_unsafe=1,
  *     without an alias_window (INFO's alias_window 0), or behind a
  *     translating IOMMU.
@@ -251,7 +273,8 @@ struct dma32demo_run {
 	 * Optional address runs (both zero: none): an array of runs_max
 	 * (1 .. DMA32DEMO_MAX_RUNS) struct dma32demo_addr_run that the driver
 	 * fills when the request got past validation; result.runs says how
-	 * many it wrote, result.runs_dropped how many more there were.
+	 * many it wrote, result.runs_dropped how many more there were. None
+	 * for an opener without CAP_SYS_ADMIN (DMA32DEMO_RESULT_ADDRESSES_HIDDEN).
 	 */
 	__u64 runs_addr;
 	__u32 runs_max;

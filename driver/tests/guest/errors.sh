@@ -71,6 +71,17 @@ done
 [ -z "$bad" ]
 ktap_test_status "dma32ctl: 4K, 4KiB, 4096, 0x1000, 4kB and 1M are accepted" $? "refused:$bad"
 
+# Fault injection is a test interface: refused until the module allows it
+fi=/sys/module/dma32demo/parameters/unsafe_fault_injection
+j=$(dma32ctl run --strategy coherent --op fill --size 4K --inject stall --json 2>/dev/null)
+rc=$?
+[ $rc = 1 ] && [ "$(jget errno "$j")" = EPERM ] && [ "$(cat $fi)" = N ] &&
+	dmesg | grep -q 'fault injection refused: it needs the module parameter unsafe_fault_injection=1'
+ktap_test_status "--inject without unsafe_fault_injection=1 is refused (EPERM, one log line)" $? "rc=$rc $j"
+echo 1 >$fi
+[ "$(jget fault_injection "$(dma32ctl info --json)")" = true ]
+ktap_test_status "unsafe_fault_injection=1 is reported by INFO" $? "$(dma32ctl info --json)"
+
 # A device that never completes
 t0=$(date +%s)
 j=$(dma32ctl run --strategy coherent --op fill --size 64K --count 2 --inject stall --json 2>/dev/null)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-guest: --smp 2 --append 'swiotlb=128,1 dma32demo.timeout_ms=300 dma32demo.allow_unsafe=1' --timeout 240
+# run-guest: --smp 2 --append 'swiotlb=128,1 dma32demo.timeout_ms=300 dma32demo.allow_unsafe=1 dma32demo.unsafe_fault_injection=1' --timeout 240
 #
 # dma32demo under faults, with a tiny swiotlb pool (swiotlb=128,1: 128 slabs
 # of 2 KiB, 256 KiB, in one area: with the default of one area per possible

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-guest: --smp 2 --append 'dma32demo.allow_unsafe=1 dma32demo.timeout_ms=300' --timeout 600
+# run-guest: --smp 2 --append 'dma32demo.allow_unsafe=1 dma32demo.unsafe_fault_injection=1 dma32demo.timeout_ms=300' --timeout 600
 #
 # dma32demo under random input: 'dma32demo-fuzz' makes 10000 calls with a
 # fixed seed (RUN with random fields and bad pointers, INFO, STATS,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-guest: --smp 2 --timeout 400
+# run-guest: --smp 2 --append 'dma32demo.unsafe_fault_injection=1' --timeout 400
 #
 # dma32demo going away with a request in flight. The device's state is
 # read from its own registers (dma32demo-regs maps BAR0 through sysfs).

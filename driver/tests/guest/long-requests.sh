@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-guest: --smp 2 --timeout 400
+# run-guest: --append 'dma32demo.unsafe_fault_injection=1' --smp 2 --timeout 400
 #
 # dma32demo with a long request in flight:
 # - INFO, STATS and RESET_STATS answer while a RUN holds the device (they

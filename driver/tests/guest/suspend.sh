@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-guest: --smp 2 --timeout 400
+# run-guest: --append 'dma32demo.unsafe_fault_injection=1' --smp 2 --timeout 400
 #
 # dma32demo across system sleep: s2idle with /sys/power/pm_test set to
 # "devices" (the freezer stops user space, every device's suspend callback
@@ -7,13 +7,14 @@
 # - An idle device: suspend resets the engine, which clears its ring
 #   registers; resume programs the ring again. Afterwards every strategy x op
 #   verifies, on the ring probe allocated, which is all that is held.
-# - A stalled request in flight (timeout_ms 60 s): the freezer ends it and
-#   the suspend succeeds within seconds. A wait the freezer cannot end (a
-#   killable one) holds it off until it gives up after 20 s, and the write
-#   to /sys/power/state fails with EBUSY.
+# - A stalled request in flight (timeout_ms 60 s), in a killable wait the
+#   freezer cannot end: the driver's PM notifier, which runs before the
+#   freezer, aborts it, and the suspend succeeds within seconds. Without
+#   that the freezer would give up after 20 s, and the write to
+#   /sys/power/state fail with EBUSY.
 # - A 1 GiB verified checksum in flight and a second one waiting for the
-#   device: the kernel restarts both after resume, and both verify all 16
-#   buffers; neither sees EINTR.
+#   device: the driver runs both again after resume, and both verify all
+#   16 buffers; neither sees EINTR.
 # - The driver's counters and held memory are what they were.
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
@@ -58,14 +59,14 @@ req1=$(cat "$sysdir/requests")
 [ "$req1" -gt "$req0" ]
 ktap_test_status "the counters survive (requests: $req0 before, $req1 after)" $? "requests $req0 -> $req1"
 
-# 2. A stalled request in flight: only the freezer ends it before 60 s
+# 2. A stalled request in flight: only system sleep ends it before 60 s
 echo 60000 >$param
 dma32ctl run --strategy coherent --op fill --size 64K --inject stall >/tmp/stall.out 2>&1 &
 p=$!
 wait_until 300 in_ioctl $p
 ktap_test_status "the stalled request is inside the driver" $? "pid $p not in an ioctl"
 sleep_cycle "a stalled request in flight"
-# The request was restarted after resume and stalls again: end it.
+# The request runs again after resume and stalls again: end it.
 kill -9 $p 2>/dev/null
 wait $p 2>/dev/null
 echo 5000 >$param
@@ -78,11 +79,11 @@ ktap_test_status "after the stalled request: the next request verifies" $? "rc=$
 # shellcheck disable=SC2086 # $GIB is a list of options
 dma32ctl run $GIB >/tmp/a.json 2>/tmp/a.err &
 pa=$!
-wait_until 300 in_ioctl $pa
+wait_until 300 in_driver $pa
 # shellcheck disable=SC2086
 dma32ctl run $GIB >/tmp/b.json 2>/tmp/b.err &
 pb=$!
-wait_until 300 in_ioctl $pb
+wait_until 300 in_driver $pb
 running=0
 alive $pa && alive $pb && running=1
 sleep_cycle "a 1 GiB request in flight, another queued"
@@ -95,7 +96,7 @@ ktap_test_status "both requests were still running at the suspend" $? "the first
 for x in a:$ra b:$rb; do
 	f=/tmp/${x%%:*}
 	[ "${x#*:}" = 0 ] && [ "$(jget buffers_verified "$(cat "$f.json")")" = 16 ]
-	ktap_test_status "request ${x%%:*}: restarted after resume, all 16 buffers verified" $? \
+	ktap_test_status "request ${x%%:*}: run again after resume, all 16 buffers verified" $? \
 		"rc=${x#*:} $(cat "$f.json" "$f.err")"
 done
 check_only_ring_held

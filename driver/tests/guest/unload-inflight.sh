@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-guest: --smp 2 --append 'dma32demo.timeout_ms=1000' --timeout 240
+# run-guest: --smp 2 --append 'dma32demo.timeout_ms=1000 dma32demo.unsafe_fault_injection=1' --timeout 240
 #
 # dma32demo: module unload and device unbind while requests are in flight.
 # Two 'dma32demo-stress' processes hammer the device (verified requests,
@@ -69,7 +69,7 @@ ktap_test_status "rmmod succeeds once they exited" $? "rmmod failed"
 ktap_test_status "module and /dev/dma32demo0 are gone" $? "still there"
 
 # Round 2: unbind while requests run and one waits on a stalled device
-insmod $ko timeout_ms=1000
+insmod $ko timeout_ms=1000 unsafe_fault_injection=1
 ktap_test_status "insmod again" $? "insmod failed"
 dma32demo-stress --seconds 600 --seed 21 >/tmp/a.json 2>/tmp/a.err &
 pa=$!

@@ -106,6 +106,7 @@ fi
 # Held while a stalled request waits for the device, then the device is
 # unbound under it: everything goes back
 echo 6000 >/sys/module/dma32demo/parameters/timeout_ms
+echo 1 >/sys/module/dma32demo/parameters/unsafe_fault_injection
 dev=$(bdf)
 dma32ctl run --strategy coherent --op fill --size 256K --count 300 --inject stall --json \
 	>/tmp/stall.json 2>&1 &
