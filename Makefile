@@ -219,20 +219,26 @@ $(REPORT_MD): $(RESULTS) demo/render.py demo/memmap.py demo/table.py demo/report
 report: $(REPORT_MD)
 
 # make check: the host suites that need no kernel or QEMU build (shellcheck,
-# the set-up fixtures, the demo's report and mutation tests), counted
-# by kunit.py's parser extracted alone from the kernel source tarball
-# that set-up installs. (The series' checkpatch suites also build the
-# touched files, W=1 and CONFIG_DEBUG_FS=n: make test runs them.)
-CHECK_SUITES := ^(scripts/(shellcheck|apt-sources)|demo/.*)$$
-KUNIT_ONLY   := $(B)/kunit/tools/testing/kunit
-$(KUNIT_ONLY)/kunit_parser.py: | $(SETUP)
-	@echo "==> kunit.py from linux-source-$(firstword $(KERNELS)) (alone)"
-	@rm -rf $(B)/kunit && mkdir -p $(B)/kunit
-	@tar -xJf /usr/src/linux-source-$(firstword $(KERNELS)).tar.xz -C $(B)/kunit --strip-components=1 \
-		linux-source-$(firstword $(KERNELS))/tools/testing/kunit
+# the set-up fixtures, the demo's report and mutation tests, the failure
+# paths of the scripts and the Makefile, less those that boot a guest or
+# build against its kernel, which report SKIP there, and the driver's
+# checkpatch), with kunit.py's parser and each version's checkpatch
+# extracted alone from the kernel source tarballs that set-up installs
+# (build/kernel-tools-<version>/). (The series' checkpatch suites also
+# build the touched files, W=1 and CONFIG_DEBUG_FS=n: make test runs them.)
+CHECK_SUITES := ^(scripts/(shellcheck|apt-sources|failure-paths)|demo/.*|driver/checkpatch)$$
+KERNEL_TOOLS    = $(B)/kernel-tools-$(1)
+KUNIT_ONLY      := $(call KERNEL_TOOLS,$(DEFAULT_KERNEL))/tools/testing/kunit
+CHECKPATCH_ONLY := $(foreach k,$(KERNELS),$(call KERNEL_TOOLS,$(k))/scripts/checkpatch.pl)
+$(B)/kernel-tools-%/scripts/checkpatch.pl: | $(SETUP)
+	@echo "==> checkpatch.pl$(if $(filter $*,$(DEFAULT_KERNEL)), and kunit.py,) from linux-source-$* (alone)"
+	@rm -rf $(B)/kernel-tools-$* && mkdir -p $(B)/kernel-tools-$*
+	@tar -xJf /usr/src/linux-source-$*.tar.xz -C $(B)/kernel-tools-$* --strip-components=1 \
+		$(addprefix linux-source-$*/,scripts/checkpatch.pl scripts/spelling.txt \
+			scripts/const_structs.checkpatch $(if $(filter $*,$(DEFAULT_KERNEL)),tools/testing/kunit))
 	@touch $@
 
-check: $(KUNIT_ONLY)/kunit_parser.py
+check: $(CHECKPATCH_ONLY)
 	@DMA32_KUNIT=$(KUNIT_ONLY) scripts/run-tests --only '$(CHECK_SUITES)'
 
 # The builds make test needs run two at a time: each one keeps every core

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# checkpatch --strict on every source of the driver, its tool and its test
+# programs, with no diagnostic at all, by each guest kernel's own
+# checkpatch (6.12's knows rules that 6.1's does not): the one in the
+# kernel tree that make extracts for the build, else the one that make
+# check extracts alone from the same source tarball (build/checkpatch-V/).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$top/scripts/lib.sh"
+
+mapfile -t module < <(cd "$top" && scripts/driver-sources)
+((${#module[@]})) || die "scripts/driver-sources listed nothing"
+sources=("${module[@]/#/"$top"/}" "$top"/driver/dma32ctl.c "$top"/driver/dma32demo-user.h \
+	"$top"/driver/tests/*.[ch] "$top"/driver/uapi/*.h)
+# shellcheck source=scripts/ktap_helpers.sh
+. "$top/scripts/ktap_helpers.sh"
+for v in "${DMA32_KERNELS[@]}"; do
+	kernel_dirs "$v" plain
+	checkpatch=''
+	for c in "$kernel_tree/scripts/checkpatch.pl" "$DMA32_BUILD/checkpatch-$v/scripts/checkpatch.pl"; do
+		if [[ -x $c ]]; then
+			checkpatch=$c
+			break
+		fi
+	done
+	for f in "${sources[@]}"; do
+		desc="checkpatch --strict ($v) ${f#"$top"/}"
+		if [[ -z $checkpatch ]]; then
+			ktap_test_fail "$desc" "no checkpatch.pl of linux-source-$v: run make check or make kernels"
+		elif out=$("$checkpatch" --strict --no-tree --terse -f "$f" 2>&1) &&
+			! grep -qE '(ERROR|WARNING|CHECK):' <<<"$out"; then
+			ktap_test_pass "$desc"
+		else
+			ktap_test_fail "$desc"
+			ktap_print_lines <<<"$out"
+		fi
+	done
+done
+ktap_finished
