@@ -36,6 +36,7 @@ MOVED='dma32_demo_(dma|desc|bh|irq) '
 STOP='dma32_demo_mmio_write addr 0x2c val 0x0$'  # INT_MASK 0: d32_hw_stop() only
 RESET='dma32_demo_mmio_write addr 0x20 val 0x80000000$'
 ENABLE='dma32_demo_mmio_write addr 0x20 val 0x1$'
+UNMASK='dma32_demo_mmio_write addr 0x2c val 0x[1-9a-f][0-9a-f]*$'  # INT_MASK, not 0
 
 # traced_guest NAME COMMAND: boot with the device traced into $scratch/NAME.trace
 traced_guest() {
@@ -70,15 +71,28 @@ else
 	ktap_test_fail "the guest rebooted in the middle of the command" "run-guest exit $rc"
 	ktap_print_lines <"$scratch/shutdown.err"
 fi
-# The last CTRL reset is d32_shutdown()'s; probe wrote the one before any DMA.
-stop=$(grep -nE "$RESET" "$trace" | tail -n 1 | cut -d: -f1 || true)
+# Shutdown's stop is the last d32_hw_stop() (INT_MASK 0, then CTRL reset);
+# probe wrote the one before any DMA. Nothing may enable the engine or
+# unmask its interrupts after it. (A request whose wait shutdown cut short
+# resets the device on its way out, and d32_hw_init() leaves a gone device
+# alone; the reboot rarely lets that request run again before QEMU exits,
+# so going-away.sh checks it after an unbind, which ends the same way.)
+stop=$(grep -nE "$STOP" "$trace" | tail -n 1 | cut -d: -f1 || true)
 stop=${stop:-0}
 before=$(moved "$trace" 1 "$stop")
 judge "shutdown stopped the engine while it was moving data ($before trace lines of work before)" \
-	"last CTRL reset at trace line $stop of $(wc -l <"$trace")" "stop > 0 && before > 0"
+	"last INT_MASK 0 at trace line $stop of $(wc -l <"$trace")" "stop > 0 && before > 0"
 after=$(moved "$trace" "$((stop + 1))" '$')
 judge "after shutdown's stop: no DMA, descriptor or interrupt" "$after such trace lines" \
 	"stop > 0 && after == 0" "$((stop + 1))" '$'
+rearmed=$(sed -n "$((stop + 1)),\$p" "$trace" | grep -cE "$ENABLE|$UNMASK" || true)
+if ((stop > 0 && rearmed == 0)); then
+	ktap_test_pass "after shutdown's stop the engine stays disabled and its interrupts masked"
+else
+	ktap_test_fail "after shutdown's stop the engine stays disabled and its interrupts masked" \
+		"$rearmed CTRL enable or INT_MASK writes after trace line $stop"
+	sed -n "$((stop + 1)),\$p" "$trace" | grep -E "$ENABLE|$UNMASK" | head -n 5 | ktap_print_lines
+fi
 
 # 2. System sleep
 traced_guest suspend "$CHECKSUMS $MOVING echo devices >/sys/power/pm_test
