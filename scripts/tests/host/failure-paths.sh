@@ -240,47 +240,48 @@ for shell in bash 'busybox sh'; do
 	fi
 done
 
+# term_stops_qemu DESCRIPTION PATTERN TENTHS CHECK COMMAND...: start
+# COMMAND, wait up to TENTHS tenths of a second for a QEMU whose command
+# line matches PATTERN, send COMMAND a TERM; pass when that QEMU is gone
+# within a minute and the function CHECK (which sees COMMAND's exit status
+# in rc and its stderr in $scratch/term.err) says yes.
+term_stops_qemu() {
+	local desc=$1 pattern=$2 tenths=$3 check=$4 pid started left rc=0
+	shift 4
+	"$@" >"$scratch/term.out" 2>"$scratch/term.err" &
+	pid=$!
+	for _ in $(seq "$tenths"); do pgrep -f -- "$pattern" >/dev/null && break; sleep 0.1; done
+	started=$(pgrep -f -- "$pattern" >/dev/null && echo yes || echo no)
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	for _ in $(seq 600); do pgrep -f -- "$pattern" >/dev/null || break; sleep 0.1; done
+	left=$(pgrep -f -- "$pattern" >/dev/null && echo yes || echo no)
+	if [[ $started == yes && $left == no ]] && "$check"; then
+		ktap_test_pass "$desc"
+	else
+		ktap_test_fail "$desc" \
+			"QEMU started: $started, exit $rc, QEMU left: $left, stderr: $(head -c 300 "$scratch/term.err")"
+		pkill -f -- "$pattern" || true
+	fi
+}
+# shellcheck disable=SC2317 # called through term_stops_qemu
+exited_nonzero() { ((rc != 0)); }
+# shellcheck disable=SC2317 # called through term_stops_qemu
+said_stopped() { ((rc == 143)) && grep -q '^run-tests: stopped by SIGTERM' "$scratch/term.err"; }
+
 # A run-guest stopped by a signal (Ctrl-C, a killed test run) takes its
-# QEMU with it.
+# QEMU with it. TERM to run-tests in the middle of a boot stops every job
+# it started, down to their QEMUs, and says so. (Its guests' consoles are
+# under this suite's DMA32_LOGS, which tells them from any other QEMU on
+# the host.)
 if guest_cases "run-guest killed by SIGTERM stops its QEMU" \
 	"run-tests stopped by SIGTERM mid-boot leaves no QEMU and says so"; then
-	"$run_guest" --log failure-paths-sigterm --timeout 120 --run 'sleep 600' >/dev/null 2>&1 &
-	guest=$!
-	qemu_running() { pgrep -f -- "failure-paths-sigterm.console.log" >/dev/null; }
-	for _ in $(seq 600); do qemu_running && break; sleep 0.1; done
-	started=$(qemu_running && echo yes || echo no)
-	kill -TERM "$guest"
-	rc=0
-	wait "$guest" || rc=$?
-	for _ in $(seq 600); do qemu_running || break; sleep 0.1; done
-	if [[ $started == yes ]] && ! qemu_running && ((rc != 0)); then
-		ktap_test_pass "run-guest killed by SIGTERM stops its QEMU"
-	else
-		ktap_test_fail "run-guest killed by SIGTERM stops its QEMU" \
-			"QEMU started: $started, run-guest exit $rc, QEMU left: $(qemu_running && echo yes || echo no)"
-		pkill -f -- "failure-paths-sigterm.console.log" || true
-	fi
-
-	# TERM to run-tests in the middle of a boot stops every job it started,
-	# down to their QEMUs, and says so. (Its guests' consoles are under this
-	# suite's DMA32_LOGS, which tells them from any other QEMU on the host.)
-	"$top/scripts/run-tests" --only '^guest-image/guest/spine$' >"$scratch/rt.out" 2>"$scratch/rt.err" &
-	tests=$!
-	run_qemu() { pgrep -f -- "$DMA32_LOGS/test-" >/dev/null; }
-	for _ in $(seq 3000); do run_qemu && break; sleep 0.1; done
-	started=$(run_qemu && echo yes || echo no)
-	kill -TERM "$tests"
-	rc=0
-	wait "$tests" || rc=$?
-	for _ in $(seq 600); do run_qemu || break; sleep 0.1; done
-	if [[ $started == yes ]] && ! run_qemu && ((rc == 143)) &&
-		grep -q '^run-tests: stopped by SIGTERM' "$scratch/rt.err"; then
-		ktap_test_pass "run-tests stopped by SIGTERM mid-boot leaves no QEMU and says so"
-	else
-		ktap_test_fail "run-tests stopped by SIGTERM mid-boot leaves no QEMU and says so" \
-			"QEMU started: $started, run-tests exit $rc, QEMU left: $(run_qemu && echo yes || echo no), stderr: $(head -c 300 "$scratch/rt.err")"
-		pkill -f -- "$DMA32_LOGS/test-" || true
-	fi
+	term_stops_qemu "run-guest killed by SIGTERM stops its QEMU" \
+		"failure-paths-sigterm.console.log" 600 exited_nonzero \
+		"$run_guest" --log failure-paths-sigterm --timeout 120 --run 'sleep 600'
+	term_stops_qemu "run-tests stopped by SIGTERM mid-boot leaves no QEMU and says so" \
+		"$DMA32_LOGS/test-" 3000 said_stopped \
+		"$top/scripts/run-tests" --only '^guest-image/guest/spine$'
 fi
 
 ktap_finished
