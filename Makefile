@@ -241,13 +241,7 @@ $(B)/kernel-tools-%/scripts/checkpatch.pl: | $(SETUP)
 check: $(CHECKPATCH_ONLY)
 	@DMA32_KUNIT=$(KUNIT_ONLY) scripts/run-tests --only '$(CHECK_SUITES)'
 
-# The builds make test needs run two at a time: each one keeps every core
-# busy while it compiles, but a kernel's extraction, configuration, links,
-# kallsyms passes and compression, and QEMU's meson configure and links,
-# run on one core, and the other build fills the idle one.
-BUILD_JOBS ?= 2
-test:
-	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all kernels debug
+test: all kernels debug
 	@scripts/run-tests $${ONLY:+--only "$$ONLY"}
 
 bench: all
