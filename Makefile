@@ -110,7 +110,7 @@ $(SETUP): scripts/setup-host
 # initramfs.
 define guest_kernel
 $(BZIMAGE_$(1)): $(wildcard kernel-patches/$(1)/*.patch) guest-image/kernel.config \
-		 scripts/build-kernel scripts/lib.sh | $(SETUP)
+		 $(wildcard guest-image/kernel-$(1).config) scripts/build-kernel scripts/lib.sh | $(SETUP)
 	@scripts/build-kernel --version $(1)
 	@touch $$@
 
@@ -127,7 +127,7 @@ endef
 $(foreach k,$(KERNELS),$(eval $(call guest_kernel,$(k))))
 
 $(BZIMAGE_DEBUG): $(wildcard kernel-patches/$(DEFAULT_KERNEL)/*.patch guest-image/kernel-debug-patches/*.patch) \
-		  guest-image/kernel.config guest-image/kernel-debug.config \
+		  guest-image/kernel.config $(wildcard guest-image/kernel-$(DEFAULT_KERNEL).config) guest-image/kernel-debug.config \
 		  scripts/build-kernel scripts/lib.sh | $(SETUP)
 	@scripts/build-kernel --debug --version $(DEFAULT_KERNEL)
 	@touch $@
