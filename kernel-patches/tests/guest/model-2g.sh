@@ -14,7 +14,8 @@
 # dma_alloc_coherent(). Each request holds all its buffers until it ends.
 # The pool's coherent counters go back to 0 after a request and after an
 # unbind in the middle of one; a streaming request still bounces and
-# verifies afterwards.
+# verifies afterwards. With CONFIG_SWIOTLB_DYNAMIC (the 6.12 guests), (c)
+# grows no pool.
 # run-guest: --mem 6G --append 'dma_coherent_model=2.6.14 dma32=off'
 # run-guest: --timeout 600
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
@@ -36,7 +37,7 @@ if ! command -v dma32ctl >/dev/null 2>&1; then
 	for t in "step (a) first" "memory below 4 GiB taken" \
 		"256 KiB x 2048 ends in ENOMEM" "no page above 4 GiB" "pages outside ZONE_DMA" \
 		"step (b)" "step (c)" "io_tlb_coherent_full +1" "would have panicked +1" \
-		"nothing held after" \
+		"nothing held after" "dynamic swiotlb: no pool grown" \
 		"verified request through all steps" "the driver sees the pool buffers" \
 		"held during a stalled request" "unbind during the stall" \
 		"nothing held after the unbind" "rebind" "a streaming request verifies"; do
@@ -82,6 +83,24 @@ ktap_test_result "2.6.14 would have panicked at that refusal (256 KiB > 32 KiB):
 	eq "$(($(panics) - panic0))" 1
 ktap_test_result "after the request nothing is held in the pool (held, bytes, io_tlb_used)" \
 	eq "$(c io_tlb_coherent_held) $(c io_tlb_coherent_bytes) $(c io_tlb_used)" "0 0 0"
+# With CONFIG_SWIOTLB_DYNAMIC (the 6.12 guests) a miss in the pools
+# would schedule swiotlb_dyn_alloc() for another default pool and make a
+# transient one, both with __GFP_DMA32: ZONE_DMA under dma32=off. (c)
+# searches only the pools that exist, as 2.6.14's fixed pool was: the
+# misses above must have grown nothing, nor tried to (the work warns when
+# it finds no memory). swiotlb-full shows a streaming miss growing it.
+if [ -e "$D/io_tlb_transient_nslabs" ]; then
+	# shellcheck disable=SC2317 # called through ktap_test_result
+	no_growth() {
+		eq "$(c io_tlb_nslabs) $(c io_tlb_transient_nslabs)" "$nslabs 0" &&
+			not_logged "Failed to allocate new pool"
+	}
+	sleep 1 # time for the work a miss would have scheduled
+	ktap_test_result "dynamic swiotlb: (c)'s misses grew no pool: still $nslabs slots, no transient one, no attempt logged" \
+		no_growth
+else
+	ktap_test_skip "dynamic swiotlb: (c)'s misses grew no pool" "no CONFIG_SWIOTLB_DYNAMIC in this kernel"
+fi
 
 # Within what (b) and (c) can give even if (a) never succeeds: it must
 # work, and the device's writes must reach buffers of every step
