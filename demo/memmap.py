@@ -12,6 +12,7 @@ pool, runs never mapped or handed over beyond the device's reach, the
 truncation-alias window with the address the device was given, and the
 device's own ring and control buffers.
 """
+import functools
 import os
 import shutil
 import subprocess
@@ -48,10 +49,16 @@ def human(n):
     return str(n)
 
 
+@functools.lru_cache(maxsize=None)
+def gnuplot_terminals():
+    """What `gnuplot -e 'set terminal'` lists: asked once a run, not per map."""
+    terms = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
+    return terms.stdout + terms.stderr
+
+
 def terminal(width, height, stem):
     """(gnuplot terminal, file name): PNG via pngcairo or png, else SVG."""
-    terms = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
-    avail = terms.stdout + terms.stderr
+    avail = gnuplot_terminals()
     if " pngcairo " in avail:
         return "pngcairo noenhanced size %d,%d font 'sans,10'" % (width, height), stem + ".png"
     if " png " in avail:
