@@ -8,7 +8,14 @@ export DMA32_TOP DMA32_BUILD DMA32_LOGS
 
 # ccache: the same object from another clone (CI's, say) is a hit, so a
 # rebuild from a fresh clone on a machine that built before is quick.
-export CCACHE_BASEDIR=$DMA32_TOP CCACHE_NOHASHDIR=1
+# Depend mode: on a miss ccache takes the compiler's own -MD/-MMD output
+# instead of running the preprocessor first to hash its result, which cost
+# about a tenth of a cold build (kernel/sched/core.c with Debian's
+# configuration: 9.9 and 10.1 s, against 8.8 and 9.1 s). It gives up only
+# the preprocessed-mode hits, 3.4% of this machine's ccache hits; the rest
+# were direct-mode hits, which it keeps. Without -MD it is ccache's usual
+# mode.
+export CCACHE_BASEDIR=$DMA32_TOP CCACHE_NOHASHDIR=1 CCACHE_DEPEND=1
 
 # Every failure that ends a script says where: the script, the line and the
 # command, on stderr (errtrace carries the trap into functions). Failures a
