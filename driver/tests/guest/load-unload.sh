@@ -2,8 +2,9 @@
 # run-guest: --smp 1 --append 'dma32demo.noload'
 #
 # dma32demo: 34 load/use/unload cycles (alternating MSI and INTx; 6 on the
-# debug kernel) leak nothing; the module cannot be unloaded while /dev/dma32demo0 is open; an
-# unbind with the file open is safe and a rebind works.
+# debug kernel) leak nothing; the module cannot be unloaded while
+# /dev/dma32demo0 is open; an unbind with the file open is safe and a
+# rebind works.
 # One vCPU: on two, SUnreclaim moves by tens of kB either way between the
 # measures (+60 kB in one run, -112 kB in the next, free pages flat): the
 # other CPU's active slabs, which a cache's shrink does not give back. On
