@@ -218,7 +218,7 @@ BOOTS = [
     # alias modulo 4 GiB. Two 64 KiB windows, at 4.25 GiB and 256 MiB, are
     # reserved (memmap=) so that the demonstration harms nothing.
     Boot("truncate", "q35", "6G", "memmap=64K$0x110000000 memmap=64K$0x10000000 "
-         "dma32demo.alias_window=0x110000000", "overflow=truncate"),
+         "dma32demo.alias_window=0x110000000 dma32demo.allow_unsafe=1", "overflow=truncate"),
 ]
 BOOTS = [replace(b, repeats=SHUFFLE_REPEATS) if "page_alloc.shuffle=1" in b.kernel_args.split() else b
          for b in BOOTS]
