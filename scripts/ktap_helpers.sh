@@ -1,16 +1,28 @@
 # shellcheck shell=sh
 # KTAP output for the project's shell suites, after the kernel's
 # tools/testing/selftests/kselftest/ktap_helpers.sh, with its function
-# names and their meaning: ktap_test_result runs a command, ktap_finished
-# exits non-zero when a test failed. One difference: results are held
-# until ktap_finished, which then
-# prints the header, the plan counted from them, and the results numbered in
-# order. So no suite writes its plan by hand, and a result reported from a
-# subshell ($(...), a pipeline) is still counted. POSIX sh: bash on the host
-# and busybox sh in the guest both source it.
+# names and their meaning: ktap_set_plan declares the number of tests,
+# ktap_test_result runs a command, ktap_finished exits non-zero when a test
+# failed or the plan was not met. One difference: results are held until
+# ktap_finished, which then prints the header, the plan and the results
+# numbered in order, so a result reported from a subshell ($(...), a
+# pipeline) is still counted. POSIX sh: bash on the host and busybox sh in
+# the guest both source it.
 #
+# A failure's reasons go on '#' lines directly BEFORE its 'not ok' line, as
+# Documentation/dev-tools/ktap.rst says ("diagnostic lines regarding a test
+# are directly before the test result line for that test") and as the
+# kernel's parser (kunit.py parse) reads them: it gives a diagnostic to the
+# result that follows it. After a '#' on the result line KTAP expects a
+# directive (SKIP, TODO), so reasons never go there.
+#
+#   ktap_set_plan N                        the suite runs N tests: printed
+#                                          as the plan, and ktap_finished
+#                                          fails when another number ran
+#                                          (without it, the plan is the
+#                                          number of results)
 #   ktap_test_pass DESCRIPTION
-#   ktap_test_fail DESCRIPTION [REASON]    REASON: a diagnostic line after
+#   ktap_test_fail DESCRIPTION [REASON]    REASON: a diagnostic line before
 #                                          the result (kselftest's takes
 #                                          none)
 #   ktap_test_skip DESCRIPTION REASON
@@ -30,13 +42,16 @@
 #   ktap_print_msg TEXT...                 one diagnostic line
 #   ktap_print_lines < FILE                each line as a diagnostic
 #   ktap_finished                          print everything; exit 1 when a
-#                                          test failed, else 0
+#                                          test failed or the declared plan
+#                                          was not met, else 0
 #
 # A suite that ends before ktap_finished (set -e, an unset variable, a
-# failed arithmetic expansion) still prints every result it held, then one
-# failed result for the early end, and keeps its non-zero exit status. A
-# suite that needs clean-up at exit defines a function ktap_cleanup instead
-# of setting its own EXIT trap (which would replace this one).
+# failed arithmetic expansion, SIGTERM from its timeout) still prints every
+# result it held, then one failed result for the early end, and keeps its
+# non-zero exit status. A suite that needs clean-up at exit defines a
+# function ktap_cleanup instead of setting its own EXIT trap (which would
+# replace this one). Nothing is left in $TMPDIR unless the suite is killed
+# with SIGKILL (the guest's run-suites removes what such a suite left).
 # shellcheck disable=SC2317 # the functions are called by the suites
 
 KTAP_RESULTS=$(mktemp "${TMPDIR:-/tmp}/ktap.XXXXXX") || {
@@ -49,12 +64,9 @@ KTAP_RESULTS=$(mktemp "${TMPDIR:-/tmp}/ktap.XXXXXX") || {
 ktap_line_() { printf '%s\n' "$(printf '%s' "$*" | tr '\n' ' ')" >>"$KTAP_RESULTS"; }
 
 ktap_test_pass() { ktap_line_ "ok @ $1"; }
-# A failure's reason goes on a diagnostic line of its own after the result:
-# after a '#' on the result line KTAP expects a directive (SKIP, TODO), and
-# the kernel's parser rejects anything else there.
 ktap_test_fail() {
-	ktap_line_ "not ok @ $1"
 	[ -z "${2:-}" ] || ktap_line_ "# $2"
+	ktap_line_ "not ok @ $1"
 }
 ktap_test_skip() { ktap_line_ "ok @ $1 # SKIP $2"; }
 ktap_test_result() {
@@ -64,8 +76,8 @@ ktap_test_result() {
 	if "$@" >"$ktap_out_" 2>&1; then
 		ktap_test_pass "$ktap_desc_"
 	else
-		ktap_test_fail "$ktap_desc_"
 		ktap_print_lines <"$ktap_out_"
+		ktap_test_fail "$ktap_desc_"
 	fi
 	rm -f "$ktap_out_"
 }
@@ -79,15 +91,23 @@ ktap_test_status() {
 ktap_print_msg() { ktap_line_ "# $*"; }
 ktap_print_lines() { sed 's/^/# /' >>"$KTAP_RESULTS"; }
 
+ktap_set_plan() { KTAP_PLAN=$1; }
+
+ktap_count_() { grep -cE '^(not )?ok @ ' "$KTAP_RESULTS" || true; }
 ktap_print_() {
 	echo "KTAP version 1"
-	echo "1..$(grep -cE '^(not )?ok @ ' "$KTAP_RESULTS")"
+	echo "1..${KTAP_PLAN:-$(ktap_count_)}"
 	awk '/^(not )?ok @ / { sub(/@/, ++n) } { print }' "$KTAP_RESULTS"
 	rm -f "$KTAP_RESULTS"
 }
 
 ktap_finished() {
 	ktap_failed_=$(grep -c '^not ok @ ' "$KTAP_RESULTS" || true)
+	ktap_ran_=$(ktap_count_)
+	if [ -n "${KTAP_PLAN:-}" ] && [ "$ktap_ran_" != "$KTAP_PLAN" ]; then
+		ktap_print_msg "the plan declared $KTAP_PLAN tests, $ktap_ran_ ran"
+		ktap_failed_=$((ktap_failed_ + 1))
+	fi
 	ktap_print_
 	[ "$ktap_failed_" = 0 ] || exit 1
 	exit 0
@@ -99,7 +119,11 @@ ktap_exit_() {
 	ktap_status_=$?
 	if [ -f "$KTAP_RESULTS" ]; then
 		[ "$ktap_status_" != 0 ] || ktap_status_=1
-		ktap_test_fail "the suite ended before ktap_finished" "exit status $ktap_status_"
+		case $ktap_status_ in
+		143) ktap_why_="stopped by SIGTERM (its timeout ran out, or the run was stopped)" ;;
+		*) ktap_why_="exit status $ktap_status_" ;;
+		esac
+		ktap_test_fail "the suite ended before ktap_finished" "$ktap_why_"
 		ktap_print_
 	fi
 	if command -v ktap_cleanup >/dev/null 2>&1; then
@@ -108,3 +132,6 @@ ktap_exit_() {
 	exit "$ktap_status_"
 }
 trap ktap_exit_ EXIT
+# SIGTERM (run-suites' timeout, a stopped test run) ends the suite through
+# the EXIT trap, which prints what it held.
+trap 'exit 143' TERM

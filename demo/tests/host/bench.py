@@ -17,6 +17,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.ab
 FIXTURE = os.path.join(TOP, "demo", "tests", "fixtures", "bench")
 sys.path.insert(0, TOP)
 sys.dont_write_bytecode = True
+from demo.tests import ktap  # noqa: E402
 from demo import bench_guest, table  # noqa: E402
 
 results = []
@@ -62,8 +63,7 @@ def rewrite(path, fn):
 def main():
     bench, err = report()
     if bench is None:
-        print("KTAP version 1\n1..1\nnot ok 1 bench_report reads the recorded run\n# %s" % err)
-        return
+        return ktap.emit([(False, "bench_report reads the recorded run", err)])
     n_driver = len(bench_guest.GUESTS) * len(bench_guest.DRIVER_SIZES) * len(bench_guest.DRIVER_STRATEGIES)
     n_maps = len(bench_guest.GUESTS) * len(bench_guest.MAP_BITS) * len(bench_guest.MAP_GRANULES)
     check(len(bench["driver"]) == n_driver and len(bench["dma_map_benchmark"]) == n_maps,
@@ -126,13 +126,8 @@ def main():
     check(g and not g["ok"] and "drv-streaming-4096" in (g["error"] or ""),
           "a request without a result fails its guest, naming the request", g or err)
 
-    print("KTAP version 1")
-    print("1..%d" % len(results))
-    for i, (ok, desc, diag) in enumerate(results, 1):
-        print("%s %d %s" % ("ok" if ok else "not ok", i, desc))
-        if not ok:
-            print("# %s" % str(diag).replace("\n", " ")[:400])
+    return ktap.emit(results)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -22,6 +22,7 @@ sys.path.insert(0, TOP)
 sys.dont_write_bytecode = True
 with open(os.path.join(FIXTURE, "manifest.json")) as _f:
     os.environ["DMA32_KERNEL"] = json.load(_f)["kernel"]
+from demo.tests import ktap  # noqa: E402
 from demo import table  # noqa: E402
 
 GIB = 1 << 30
@@ -372,8 +373,7 @@ DEF_CASES = [
 def main():
     res, err = judged()
     if res is None:
-        print("KTAP version 1\n1..1\nnot ok 1 the recorded run judged\n# %s" % err.strip().replace("\n", " ")[:300])
-        return
+        return ktap.emit([(False, "the recorded run judged", err.strip())], width=300)
     recs = {r["name"]: r for r in res["scenarios"]}
     scen = {s.name: s for s in table.SCENARIOS}
     for name, what, alter in CASES:
@@ -435,16 +435,8 @@ def main():
     broken = [(r["name"], r.get("definitions_broken")) for r in res["scenarios"] if r.get("definitions_broken")]
     results.append((all("definitions_broken" in r for r in res["scenarios"]) and not broken,
                     "definitions: the judge checked every recorded row and none breaks one", broken))
-    print("KTAP version 1")
-    print("1..%d" % len(results))
-    for i, (ok, desc, diag) in enumerate(results, 1):
-        if ok is None:
-            print("ok %d %s # SKIP %s" % (i, desc, diag))
-        else:
-            print("%s %d %s" % ("ok" if ok else "not ok", i, desc))
-            if not ok:
-                print("# %s" % str(diag).replace("\n", " ")[:400])
+    return ktap.emit(results)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -19,6 +19,7 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, TOP)
 sys.dont_write_bytecode = True
+from demo.tests import ktap  # noqa: E402
 from demo.tests import golden  # noqa: E402
 
 with open(os.path.join(golden.FIXTURE, "manifest.json")) as _f:
@@ -92,15 +93,10 @@ def main():
         diff = golden.mismatches(judge.evaluate(run, judge.judging_of(table), claims, versions), want)
         result(bool(diff), "claim %s forced wrong: %s" % (
             fn.__name__, "the golden list catches it" if diff else "nothing fails"))
-    print("KTAP version 1")
-    print("1..%d" % len(results))
-    for i, (ok, desc, directive) in enumerate(results, 1):
-        if directive.startswith("SKIP"):
-            print("ok %d %s # %s" % (i, desc, directive))
-        else:
-            print("%s %d %s%s" % ("ok" if ok else "not ok", i, desc,
-                                  "" if ok or not directive else " # " + directive[:300]))
+    return ktap.emit([(None if directive.startswith("SKIP") else ok, desc,
+                       directive[len("SKIP "):] if directive.startswith("SKIP") else directive)
+                      for ok, desc, directive in results], width=300)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -26,6 +26,7 @@ sys.dont_write_bytecode = True
 with open(os.path.join(FIXTURE, "manifest.json")) as _f:
     MANIFEST = json.load(_f)
 os.environ["DMA32_KERNEL"] = MANIFEST["kernel"]
+from demo.tests import ktap  # noqa: E402
 from demo import judge, render, table  # noqa: E402
 from demo.tests import golden  # noqa: E402
 
@@ -372,14 +373,7 @@ def main():
         run_all(scratch)
     finally:
         shutil.rmtree(scratch)
-    print("KTAP version 1")
-    print("1..%d" % len(results))
-    for i, (ok, desc, diag) in enumerate(results, 1):
-        print("%s %d %s" % ("ok" if ok else "not ok", i, desc))
-        if not ok:
-            # The reason on a line of its own: after a '#' on the result
-            # line KTAP expects a directive (SKIP, TODO).
-            print("# " + str(diag).replace("\n", " ")[:300])
+    return ktap.emit(results, width=300)
 
 
 def run_all(scratch):
@@ -583,4 +577,4 @@ def run_all(scratch):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

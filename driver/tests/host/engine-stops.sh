@@ -56,8 +56,8 @@ judge() {
 	if (($3)); then
 		ktap_test_pass "$1"
 	else
-		ktap_test_fail "$1" "$2"
 		(($# < 5)) || show_moved "$trace" "$4" "$5"
+		ktap_test_fail "$1" "$2"
 	fi
 }
 
@@ -68,8 +68,8 @@ trace=$scratch/shutdown.trace
 if grep -q 'the guest stopped before the command finished' "$scratch/shutdown.err"; then
 	ktap_test_pass "the guest rebooted in the middle of the command"
 else
-	ktap_test_fail "the guest rebooted in the middle of the command" "run-guest exit $rc"
 	ktap_print_lines <"$scratch/shutdown.err"
+	ktap_test_fail "the guest rebooted in the middle of the command" "run-guest exit $rc"
 fi
 # Shutdown's stop is the last d32_hw_stop() (INT_MASK 0, then CTRL reset);
 # probe wrote the one before any DMA. Nothing may enable the engine or
@@ -89,9 +89,9 @@ rearmed=$(sed -n "$((stop + 1)),\$p" "$trace" | grep -cE "$ENABLE|$UNMASK" || tr
 if ((stop > 0 && rearmed == 0)); then
 	ktap_test_pass "after shutdown's stop the engine stays disabled and its interrupts masked"
 else
+	sed -n "$((stop + 1)),\$p" "$trace" | grep -E "$ENABLE|$UNMASK" | head -n 5 | ktap_print_lines
 	ktap_test_fail "after shutdown's stop the engine stays disabled and its interrupts masked" \
 		"$rearmed CTRL enable or INT_MASK writes after trace line $stop"
-	sed -n "$((stop + 1)),\$p" "$trace" | grep -E "$ENABLE|$UNMASK" | head -n 5 | ktap_print_lines
 fi
 
 # 2. System sleep
@@ -101,9 +101,9 @@ trace=$scratch/suspend.trace
 if ((rc == 0)) && grep -q '^suspend: ok' "$scratch/suspend.out"; then
 	ktap_test_pass "the guest suspended and resumed in the middle of the checksums"
 else
-	ktap_test_fail "the guest suspended and resumed in the middle of the checksums" "run-guest exit $rc"
 	ktap_print_lines <"$scratch/suspend.out"
 	ktap_print_lines <"$scratch/suspend.err"
+	ktap_test_fail "the guest suspended and resumed in the middle of the checksums" "run-guest exit $rc"
 fi
 # Suspend's stop: the last INT_MASK 0 followed by CTRL reset that an enable
 # follows (remove, at the end of the run, stops the engine for good).

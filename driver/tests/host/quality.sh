@@ -29,8 +29,8 @@ for version in 6.1 6.12; do
 		[[ -z $(grep -vE '^\s*(CC|LD|MODPOST|CHECK)\b' <<<"$out" || true) ]]; then
 		ktap_test_pass "$desc"
 	else
-		ktap_test_fail "$desc"
 		ktap_print_lines <<<"$out"
+		ktap_test_fail "$desc"
 	fi
 done
 # The statistics are listed once, in uapi/dma32demo-stats.h; the sysfs
@@ -41,7 +41,7 @@ documented=$(sed -n 's|^What:.*/stats/\([a-z0-9_]*\)$|\1|p' "$abi" | sort)
 if [[ -n $listed && $listed == "$documented" ]]; then
 	ktap_test_pass "Documentation/ABI describes every statistic of uapi/dma32demo-stats.h, and only those"
 else
-	ktap_test_fail "Documentation/ABI describes every statistic of uapi/dma32demo-stats.h, and only those"
 	diff <(echo "$listed") <(echo "$documented") | ktap_print_lines || true
+	ktap_test_fail "Documentation/ABI describes every statistic of uapi/dma32demo-stats.h, and only those"
 fi
 ktap_finished

@@ -32,8 +32,8 @@ caught() {
 		grep -qE -- "$regex" "$scratch/err"; then
 		ktap_test_pass "$desc"
 	else
-		ktap_test_fail "$desc" "exit $rc"
 		cat "$scratch/err" "$scratch/out" | head -n 20 | ktap_print_lines
+		ktap_test_fail "$desc" "exit $rc"
 	fi
 }
 

@@ -17,8 +17,8 @@ for p in guest-image/kernel-debug-patches/*.patch; do
 	if out=$("$checkpatch" --strict --no-tree --terse - <"$p" 2>&1); then
 		ktap_test_pass "checkpatch --strict ${p##*/}"
 	else
-		ktap_test_fail "checkpatch --strict ${p##*/}"
 		ktap_print_lines <<<"$out"
+		ktap_test_fail "checkpatch --strict ${p##*/}"
 	fi
 done
 ktap_finished

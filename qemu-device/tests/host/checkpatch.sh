@@ -14,8 +14,8 @@ for f in "${files[@]}"; do
 	if out=$(cd "$tree" && scripts/checkpatch.pl --no-tree -f "$f" 2>&1); then
 		ktap_test_pass "QEMU checkpatch ${f#"$top"/}"
 	else
-		ktap_test_fail "QEMU checkpatch ${f#"$top"/}"
 		ktap_print_lines <<<"$out"
+		ktap_test_fail "QEMU checkpatch ${f#"$top"/}"
 	fi
 done
 ktap_finished

@@ -11,8 +11,8 @@ for f in "${scripts[@]}"; do
 	if out=$(shellcheck -x "$f" 2>&1); then
 		ktap_test_pass "shellcheck $f"
 	else
-		ktap_test_fail "shellcheck $f"
 		ktap_print_lines <<<"$out"
+		ktap_test_fail "shellcheck $f"
 	fi
 done
 ktap_finished
