@@ -87,7 +87,8 @@ GUEST_FILES    := $(wildcard */tests/guest/*) scripts/ktap_helpers.sh scripts/jg
 REPORT      := $(B)/report
 RESULTS     := $(REPORT)/results.json
 REPORT_MD   := $(REPORT)/report.md
-DEMO        := python3 -m demo
+# No bytecode: nothing of the demo is written outside build/.
+DEMO        := PYTHONDONTWRITEBYTECODE=1 python3 -m demo
 
 .PHONY: all kernels debug setup kernel qemu guest demo report check test bench fuzz shell clean distclean
 .DELETE_ON_ERROR:
@@ -199,7 +200,7 @@ $(INITRAMFS_DEBUG): $(MODULE_DEBUG) $(GUEST_TOOLS) $(BZIMAGE_DEBUG) guest-image/
 # changed. Exits non-zero after printing everything when a guest failed or
 # a scenario was not as expected.
 demo: all kernels
-	@$(DEMO) collect $${ONLY:+--only "$$ONLY"}
+	@$(DEMO) collect --kernel-version $(KERNEL) $${ONLY:+--only "$$ONLY"}
 	@$(MAKE) --no-print-directory report
 	@$(DEMO) verdict
 
@@ -208,34 +209,41 @@ demo: all kernels
 $(REPORT)/raw/manifest.json:
 	@echo "make: no demo run to report on ($@ missing): run 'make demo' first" >&2; exit 1
 
-$(RESULTS): $(REPORT)/raw/manifest.json demo/judge.py demo/records.py demo/collect.py demo/table.py \
-	    $(wildcard $(B)/versions.txt)
-	@$(DEMO) judge
+# The KERNEL= the results were judged for, rewritten only when it changes:
+# make report KERNEL=6.12 after a 6.1 run judges again, and judge refuses.
+$(REPORT)/judged-for: FORCE
+	@mkdir -p $(@D); [ "$$(cat $@ 2>/dev/null)" = "$(KERNEL)" ] || echo "$(KERNEL)" >$@
+FORCE:
 
-$(REPORT_MD): $(RESULTS) demo/render.py demo/memmap.py demo/table.py demo/report.md.in \
-	      $(wildcard $(REPORT)/bench.md)
+$(RESULTS): $(REPORT)/raw/manifest.json $(REPORT)/judged-for demo/judge.py demo/records.py demo/collect.py \
+	    demo/table.py demo/identity.py
+	@$(DEMO) judge --kernel-version $(KERNEL)
+
+$(REPORT_MD): $(RESULTS) demo/render.py demo/memmap.py demo/table.py demo/identity.py demo/report.md.in \
+	      $(wildcard $(REPORT)/bench.md $(REPORT)/bench-manifest.json)
 	@$(DEMO) render
 
 report: $(REPORT_MD)
 
 # make check: the host suites that need no kernel or QEMU build (shellcheck,
-# the set-up fixtures, the demo's report and mutation tests, the failure
-# paths of the scripts and the Makefile, less those that boot a guest or
+# the set-up fixtures, the demo's report and mutation tests, the KTAP
+# helpers read by kunit.py, the failure paths of the scripts and the Makefile, less those that boot a guest or
 # build against its kernel, which report SKIP there, and the driver's
 # checkpatch), with kunit.py's parser and each version's checkpatch
 # extracted alone from the kernel source tarballs that set-up installs
 # (build/kernel-tools-<version>/). (The series' checkpatch suites also
 # build the touched files, W=1 and CONFIG_DEBUG_FS=n: make test runs them.)
-CHECK_SUITES := ^(scripts/(shellcheck|apt-sources|failure-paths)|demo/.*|driver/checkpatch)$$
+CHECK_SUITES := ^(scripts/(shellcheck|apt-sources|failure-paths|ktap-helpers)|demo/.*|driver/checkpatch)$$
 KERNEL_TOOLS    = $(B)/kernel-tools-$(1)
 KUNIT_ONLY      := $(call KERNEL_TOOLS,$(DEFAULT_KERNEL))/tools/testing/kunit
 CHECKPATCH_ONLY := $(foreach k,$(KERNELS),$(call KERNEL_TOOLS,$(k))/scripts/checkpatch.pl)
 $(B)/kernel-tools-%/scripts/checkpatch.pl: | $(SETUP)
-	@echo "==> checkpatch.pl$(if $(filter $*,$(DEFAULT_KERNEL)), and kunit.py,) from linux-source-$* (alone)"
+	@echo "==> checkpatch.pl$(if $(filter $*,$(DEFAULT_KERNEL)), kunit.py and kselftest_harness.h,) from linux-source-$* (alone)"
 	@rm -rf $(B)/kernel-tools-$* && mkdir -p $(B)/kernel-tools-$*
 	@tar -xJf /usr/src/linux-source-$*.tar.xz -C $(B)/kernel-tools-$* --strip-components=1 \
 		$(addprefix linux-source-$*/,scripts/checkpatch.pl scripts/spelling.txt \
-			scripts/const_structs.checkpatch $(if $(filter $*,$(DEFAULT_KERNEL)),tools/testing/kunit))
+			scripts/const_structs.checkpatch $(if $(filter $*,$(DEFAULT_KERNEL)),tools/testing/kunit \
+			tools/testing/selftests/kselftest_harness.h tools/testing/selftests/kselftest.h))
 	@touch $@
 
 check: $(CHECKPATCH_ONLY)

@@ -182,64 +182,6 @@ one_line_error "fuzz rejects a bad --seconds in one line" \
 one_line_error "fuzz rejects an unknown option in one line" \
 	"^fuzz: error: unknown option '--bogus'" "$top/scripts/fuzz" --bogus
 
-# A suite that dies half-way (set -e) keeps the results it had, adds one
-# failed result for the early end and its exit status, in bash and in the
-# guest's busybox sh; the kernel's KTAP parser reads the log.
-cat >"$scratch/dies.sh" <<SUITE
-set -eu
-. "$top/scripts/ktap_helpers.sh"
-ktap_cleanup() { echo cleaned >"$scratch/cleaned"; }
-ktap_test_pass "before the failure"
-false
-ktap_test_pass "never reached"
-ktap_finished
-SUITE
-kunit=${DMA32_KUNIT:-$build/linux/tools/testing/kunit}
-for shell in bash 'busybox sh'; do
-	rm -f "$scratch/cleaned"
-	rc=0
-	$shell "$scratch/dies.sh" >"$scratch/dies.log" 2>&1 || rc=$?
-	counts=$("$top/scripts/ktap-count" "$kunit" "$scratch/dies.log" | sed -n 1p)
-	if ((rc == 1)) && [[ $counts == '1 1 0 0' && -f $scratch/cleaned ]] &&
-		grep -qx 'not ok 2 the suite ended before ktap_finished' "$scratch/dies.log" &&
-		grep -qx '# exit status 1' "$scratch/dies.log"; then
-		ktap_test_pass "$shell: a suite that dies keeps its results and says so"
-	else
-		ktap_test_fail "$shell: a suite that dies keeps its results and says so" \
-			"exit $rc, passed/failed/skipped/errors '$counts', log: $(head -c 300 "$scratch/dies.log")"
-	fi
-done
-
-# A failure's reason is a diagnostic line after the result, never after a
-# '#' on it (where KTAP expects SKIP or TODO): the kernel's parser reads a
-# failing suite's log as well as a passing one's, in bash and busybox sh;
-# ktap_finished exits 1 for it, as kselftest's does.
-cat >"$scratch/fails.sh" <<'SUITE'
-set -eu
-. "$1"
-ktap_test_pass "a passing case"
-ktap_test_fail "a failing case" "exit 0, stderr: one
-two"
-ktap_test_result "a command that fails" sh -c 'echo its output; exit 3'
-ktap_test_result "a command that succeeds" true
-ktap_test_skip "a skipped case" "nothing to do"
-ktap_finished
-SUITE
-for shell in bash 'busybox sh'; do
-	rc=0
-	$shell "$scratch/fails.sh" "$top/scripts/ktap_helpers.sh" >"$scratch/fails.log" 2>&1 || rc=$?
-	counts=$("$top/scripts/ktap-count" "$kunit" "$scratch/fails.log" | sed -n 1p)
-	if ((rc == 1)) && [[ $counts == '2 2 1 0' ]] && grep -qx 'not ok 2 a failing case' "$scratch/fails.log" &&
-		grep -qx '# exit 0, stderr: one two' "$scratch/fails.log" &&
-		grep -qx 'not ok 3 a command that fails' "$scratch/fails.log" &&
-		grep -qx '# its output' "$scratch/fails.log"; then
-		ktap_test_pass "$shell: failures' reasons are diagnostic lines that kunit.py parse accepts, and the suite exits 1"
-	else
-		ktap_test_fail "$shell: failures' reasons are diagnostic lines that kunit.py parse accepts, and the suite exits 1" \
-			"exit $rc, passed/failed/skipped/errors '$counts', log: $(head -c 300 "$scratch/fails.log")"
-	fi
-done
-
 # term_stops_qemu DESCRIPTION PATTERN TENTHS CHECK COMMAND...: start
 # COMMAND, wait up to TENTHS tenths of a second for a QEMU whose command
 # line matches PATTERN, send COMMAND a TERM; pass when that QEMU is gone
