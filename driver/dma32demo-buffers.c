@@ -107,6 +107,22 @@ static u8 d32_canary(bool hi, size_t pos)
 	return (hi ? 0xa5 : 0x5a) ^ (u8)(pos * 7);
 }
 
+static void d32_alias_unmap(struct d32_dev *dd, struct d32_buf *b)
+{
+	if (b->win_hi)
+		memunmap(b->win_hi);
+	if (b->win_lo)
+		memunmap(b->win_lo);
+	if (b->win_claimed) {
+		release_mem_region(alias_window, DMA32DEMO_ALIAS_WINDOW);
+		release_mem_region(d32_alias_lo(dd), DMA32DEMO_ALIAS_WINDOW);
+	}
+	b->win_claimed = false;
+	b->win_hi = NULL;
+	b->win_lo = NULL;
+	b->cpu = NULL;
+}
+
 static int d32_alias_map(struct d32_req *rq, struct d32_buf *b)
 {
 	struct d32_dev *dd = rq->dd;
@@ -130,9 +146,19 @@ static int d32_alias_map(struct d32_req *rq, struct d32_buf *b)
 	}
 	b->win_claimed = true;
 	b->win_hi = memremap(hi, DMA32DEMO_ALIAS_WINDOW, MEMREMAP_WB);
-	b->win_lo = memremap(lo, DMA32DEMO_ALIAS_WINDOW, MEMREMAP_WB);
-	if (!b->win_hi || !b->win_lo)
+	/* A test can make the second map fail (inject_alias_remap_failure) */
+	if (READ_ONCE(unsafe_fault_injection) &&
+	    READ_ONCE(inject_alias_remap_failure))
+		b->win_lo = NULL;
+	else
+		b->win_lo = memremap(lo, DMA32DEMO_ALIAS_WINDOW, MEMREMAP_WB);
+	if (!b->win_hi || !b->win_lo) {
+		/* Neither window stays mapped or claimed: no half pair */
+		dev_err_ratelimited(dd->dev, "truncation-alias: memremap() of the %s window failed\n",
+				    b->win_hi ? "low" : "high");
+		d32_alias_unmap(dd, b);
 		return -ENOMEM;
+	}
 	for (i = 0; i < DMA32DEMO_ALIAS_WINDOW; i++) {
 		((u8 *)b->win_hi)[i] = d32_canary(true, i);
 		((u8 *)b->win_lo)[i] = d32_canary(false, i);
@@ -158,22 +184,6 @@ u64 d32_alias_canaries(struct d32_buf *b, bool written)
 			bad++;
 	}
 	return bad;
-}
-
-static void d32_alias_unmap(struct d32_dev *dd, struct d32_buf *b)
-{
-	if (b->win_hi)
-		memunmap(b->win_hi);
-	if (b->win_lo)
-		memunmap(b->win_lo);
-	if (b->win_claimed) {
-		release_mem_region(alias_window, DMA32DEMO_ALIAS_WINDOW);
-		release_mem_region(d32_alias_lo(dd), DMA32DEMO_ALIAS_WINDOW);
-	}
-	b->win_claimed = false;
-	b->win_hi = NULL;
-	b->win_lo = NULL;
-	b->cpu = NULL;
 }
 
 int d32_buf_alloc(struct d32_req *rq, unsigned int idx)

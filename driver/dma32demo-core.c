@@ -90,6 +90,16 @@ module_param(unsafe_fault_injection, bool, 0644);
 MODULE_PARM_DESC(unsafe_fault_injection,
 		 "UNSAFE, for tests: accept the requests' INJECT_BUS_ERROR and INJECT_STALL flags, which make the device fail on purpose");
 
+/*
+ * For the tests of the truncation-alias error path: while set, and only
+ * with unsafe_fault_injection=1, the second memremap() of a request's
+ * alias windows (the low one) fails. Writable, as unsafe_fault_injection.
+ */
+bool inject_alias_remap_failure;
+module_param(inject_alias_remap_failure, bool, 0644);
+MODULE_PARM_DESC(inject_alias_remap_failure,
+		 "UNSAFE, for tests, needs unsafe_fault_injection=1: truncation-alias requests find the second memremap() of their windows failed");
+
 static unsigned int force_mask_bits;
 module_param(force_mask_bits, uint, 0444);
 MODULE_PARM_DESC(force_mask_bits,

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * dma32demo-priv.h: what the module's source files share: the device,
- * request and buffer structures and the functions one file calls in
- * another. The module's overview (strategies, locking, going away,
- * signals) is at the top of dma32demo-core.c.
+ * What the module's source files share: the device, request and buffer
+ * structures and the functions one file calls in another. The module's
+ * overview (strategies, locking, going away, signals) is at the top of
+ * dma32demo-core.c.
  */
 #ifndef _DMA32DEMO_PRIV_H
 #define _DMA32DEMO_PRIV_H
@@ -164,6 +164,7 @@ extern unsigned int timeout_ms;
 extern unsigned int max_request_mb;
 extern bool allow_unsafe;
 extern bool unsafe_fault_injection;
+extern bool inject_alias_remap_failure;
 extern unsigned long long alias_window;
 extern bool d32_sleeping;
 int d32_doorbell(struct d32_dev *dd, u32 tail);

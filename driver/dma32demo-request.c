@@ -396,8 +396,9 @@ unmap:
 		if (!ret)
 			ret = vret;
 	}
+	/* The canaries only of a mapped pair: d32_alias_map() leaves none */
 	if (rq.strategy == DMA32DEMO_STRATEGY_TRUNCATION_ALIAS && nalloc &&
-	    rq.bufs[0].win_hi) {
+	    rq.bufs[0].win_hi && rq.bufs[0].win_lo) {
 		res->alias_canary_errors = d32_alias_canaries(&rq.bufs[0],
 							      res->transfers);
 		dev_info(dd->dev, "truncation-alias: %llu bytes for %#llx %s; %llu other bytes changed in the windows\n",

@@ -8,9 +8,10 @@
 # at boot (memmap=), so no kernel data lives there. The driver fills both
 # with canaries and hands the truncating device the high address: the data
 # lands in the low window, the high window is untouched, and no other byte
-# of either changes. Everywhere else a truncating device is protected:
-# unsafe-raw and the force-mask parameters are refused, even with
-# allow_unsafe=1.
+# of either changes. A failed map of the windows (injected) fails the
+# request cleanly and leaves them free. Everywhere else a truncating
+# device is protected: unsafe-raw and the force-mask parameters are
+# refused, even with allow_unsafe=1.
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 ko=/lib/modules/dma32demo.ko
@@ -31,6 +32,39 @@ for size in 4K 16K 32K; do
 done
 dmesg | grep -q 'truncation-alias: .* landed at its low alias; 0 other bytes changed'
 ktap_test_status "the driver's log says where the data landed" $? "$(dmesg | grep truncation-alias | tail -n 2)"
+
+# The second memremap() of the windows fails (injected): the request gets
+# ENOMEM, counted as one failed allocation, and leaves neither window
+# mapped or claimed; only with unsafe_fault_injection=1
+sysdir=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
+params=/sys/module/dma32demo/parameters
+echo 1 >$params/inject_alias_remap_failure
+j=$(dma32ctl run --strategy truncation-alias --op fill --size 4K --verify --json 2>&1)
+[ "$(jget ok "$j")" = true ]
+ktap_test_status "the remap failure is not injected without unsafe_fault_injection=1" $? "$j"
+echo 1 >$params/unsafe_fault_injection
+dmesg -c >/dev/null
+err0=$(cat "$sysdir/errors") af0=$(cat "$sysdir/alloc_failures")
+j=$(dma32ctl run --strategy truncation-alias --op fill --size 4K --verify --json 2>&1)
+rc=$?
+echo 0 >$params/inject_alias_remap_failure
+echo 0 >$params/unsafe_fault_injection
+[ "$(jget errno "$j")" = ENOMEM ] && [ "$(jget alloc_failures "$j")" = 1 ] &&
+	[ "$(jget buffers_verified "$j")" = 0 ]
+ktap_test_status "the second memremap() fails: ENOMEM, one allocation failure" $? "rc=$rc $j"
+[ $(($(cat "$sysdir/errors") - err0)) = 1 ] && [ $(($(cat "$sysdir/alloc_failures") - af0)) = 1 ]
+ktap_test_status "sysfs counts one failed request and one allocation failure" $? \
+	"errors +$(($(cat "$sysdir/errors") - err0)), alloc_failures +$(($(cat "$sysdir/alloc_failures") - af0))"
+dmesg | grep -q 'truncation-alias: memremap() of the low window failed' &&
+	! dmesg | grep -q 'other bytes changed in the windows'
+ktap_test_status "one log line names the failed window; no canary check of a half-mapped pair" $? \
+	"$(dmesg | grep truncation-alias | tail -n 2 | tr '\n' ' ')"
+claimed=$(grep dma32demo /proc/iomem)
+[ -z "$claimed" ]
+ktap_test_status "neither window is left claimed in /proc/iomem" $? "$claimed"
+j=$(dma32ctl run --strategy truncation-alias --op fill --size 16K --verify --json 2>&1)
+[ "$(jget buffers_verified "$j")" = 1 ] && [ "$(jget alias_canary_errors "$j")" = 0 ]
+ktap_test_status "then the same windows map again and the request verifies" $? "$j"
 
 j=$(dma32ctl run --strategy truncation-alias --op checksum --size 4K --json 2>&1)
 [ "$(jget errno "$j")" = EINVAL ]
