@@ -62,11 +62,13 @@ DMA32_GUEST_TIMEOUT=300
 
 # kernel_problems FILE: the lines of a console log that report a kernel
 # problem (what kernel CI greps for), each as LINE_NUMBER:TEXT. RCU's stall
-# warnings ("rcu: INFO: rcu_preempt self-detected stall on CPU") carry none
-# of the other words; DMA-API debug announces itself at boot with its
+# warnings ("rcu: INFO: rcu_preempt self-detected stall on CPU") and the
+# hung-task detector's ("INFO: task insmod:123 blocked for more than 60
+# seconds.") carry none of the other words, nor does a BUG_ON's "kernel BUG
+# at mm/slub.c:123!"; DMA-API debug announces itself at boot with its
 # prefix, which is no error.
 kernel_problems() {
-	local crash='BUG:|WARNING:|Oops|general protection fault|Kernel panic|KASAN:|UBSAN:|DMA-API:|unreferenced object|---\[ end trace|swiotlb buffer is full|rcu: INFO: .*detected stall'
+	local crash='BUG:|WARNING:|Oops|general protection fault|Kernel panic|KASAN:|UBSAN:|DMA-API:|unreferenced object|---\[ end trace|swiotlb buffer is full|rcu: INFO: .*detected stall|INFO: task .* blocked for more than|kernel BUG at'
 	local benign='DMA-API: (preallocated [0-9]+ debug entries|debugging enabled by kernel config)'
 	grep -naE -- "$crash" "$1" | grep -vE -- "$benign" || true
 }
