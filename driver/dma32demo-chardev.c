@@ -250,11 +250,13 @@ static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg,
 /*
  * uapi/dma32demo-stats.h makes struct dma32demo_stats, whose layout is
  * ABI: it must stay what it was when the fields were written out one by
- * one, 14 statistics and 2 reserved, all __u64.
+ * one, 14 statistics and 2 reserved, all __u64; aborted took the first
+ * reserved one.
  */
 static_assert(sizeof(struct dma32demo_stats) == 16 * sizeof(__u64));
 static_assert(offsetof(struct dma32demo_stats, map_failures) == 13 * sizeof(__u64));
-static_assert(offsetof(struct dma32demo_stats, reserved) == 14 * sizeof(__u64));
+static_assert(offsetof(struct dma32demo_stats, aborted) == 14 * sizeof(__u64));
+static_assert(offsetof(struct dma32demo_stats, reserved) == 15 * sizeof(__u64));
 
 static long d32_ioc_stats(struct d32_dev *dd,
 			  struct dma32demo_stats __user *arg)

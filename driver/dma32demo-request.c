@@ -275,7 +275,10 @@ static int d32_run_jobs(struct d32_req *rq)
 	return ret;
 }
 
-/* Add what the request (@res, its error set) did to the statistics */
+/*
+ * Add what the request (@res, its error set) did to the statistics: what
+ * the caller gets back, so that the counters are the sums of the results
+ */
 static void d32_account(struct d32_dev *dd, struct dma32demo_result *res)
 {
 	unsigned int i;
@@ -420,7 +423,15 @@ free:
 		mutex_unlock(&d32_alias_lock);
 	res->ns = ktime_get_ns() - t0;
 	res->error = -ret;
-	d32_account(dd, res);
+	/*
+	 * Aborted for system sleep: the caller runs the request again after
+	 * the resume and sees only that run's result, which alone is counted;
+	 * this one (its partial transfers, its reset) only as aborted.
+	 */
+	if (ret == -ECANCELED)
+		atomic64_inc(D32_STAT(dd, aborted));
+	else
+		d32_account(dd, res);
 	return ret;
 }
 

@@ -16,6 +16,10 @@
  *            field
  *   REQUEST  a counter: one per request
  *   FAILED   a counter: one per request that failed (result.error set)
+ *   ABORTED  a counter the driver keeps alone: one per run of a request
+ *            that system sleep aborted; the ioctl runs the request again
+ *            after the resume, and only that run's result is returned and
+ *            counted in the rows above, so no result adds to this one
  *   GAUGE    bytes held now, not added by requests and not reset:
  *            coherent memory of the device (ring, control buffers,
  *            requests' buffers) and the part of it in the swiotlb pool
@@ -38,3 +42,4 @@ DMA32DEMO_STAT(resets, RESULT, resets)
 DMA32DEMO_STAT(coherent_bytes_held, GAUGE, none)
 DMA32DEMO_STAT(coherent_swiotlb_bytes, GAUGE, none)
 DMA32DEMO_STAT(map_failures, RESULT, map_failures)
+DMA32DEMO_STAT(aborted, ABORTED, none)

@@ -301,6 +301,7 @@ enum dma32demo_stat {
 #define DMA32DEMO_ADDS_RESULT(res, field)	((*(res)).field)
 #define DMA32DEMO_ADDS_REQUEST(...)		1
 #define DMA32DEMO_ADDS_FAILED(res, ...)		((res)->error != 0)
+#define DMA32DEMO_ADDS_ABORTED(...)		0
 #define DMA32DEMO_ADDS_GAUGE(...)		0
 
 /*
@@ -325,15 +326,16 @@ dma32demo_stat_adds(const struct dma32demo_result *res, unsigned int stat)
 #define DMA32DEMO_RESETS_RESULT			1
 #define DMA32DEMO_RESETS_REQUEST		1
 #define DMA32DEMO_RESETS_FAILED			1
+#define DMA32DEMO_RESETS_ABORTED		1
 #define DMA32DEMO_RESETS_GAUGE			0
 
-/* All __u64, in the list's order: requests, errors, ..., map_failures */
+/* All __u64, in the list's order: requests, errors, ..., aborted */
 struct dma32demo_stats {
 	__u64
 #define DMA32DEMO_STAT(name, ...) name,
 #include "dma32demo-stats.h"
 #undef DMA32DEMO_STAT
-	reserved[2];
+	reserved[1];
 };
 
 #define DMA32DEMO_IOC_MAGIC	0xd3

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-guest: --append 'dma32demo.unsafe_fault_injection=1' --smp 2 --timeout 400
+# run-guest: --append 'dma32demo.unsafe_fault_injection=1' --smp 2 --timeout 600
 #
 # dma32demo across system sleep: s2idle with /sys/power/pm_test set to
 # "devices" (the freezer stops user space, every device's suspend callback
@@ -15,6 +15,10 @@
 # - A 1 GiB verified checksum in flight and a second one waiting for the
 #   device: the driver runs both again after resume, and both verify all
 #   16 buffers; neither sees EINTR.
+# - The counters count what the callers saw: across the suspend that
+#   aborted the running request, requests +2, errors, resets and timeouts
+#   +0 and aborted +1 (the aborted run of it), and transfers and bytes are
+#   the sums of the two results.
 # - The driver's counters and held memory are what they were.
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
@@ -75,7 +79,17 @@ rc=$?
 [ $rc = 0 ] && [ "$(jget buffers_verified "$j")" = 2 ]
 ktap_test_status "after the stalled request: the next request verifies" $? "rc=$rc $j"
 
+# stats NAME...: the driver's sysfs counters NAME, one line
+stats() {
+	for st; do
+		printf '%s=%s ' "$st" "$(cat "$sysdir/$st")"
+	done
+}
+COUNTED="requests errors resets timeouts transfers bytes aborted"
+
 # 3. One request running, one queued behind it
+# shellcheck disable=SC2086 # $COUNTED is a list of names
+before=$(stats $COUNTED)
 # shellcheck disable=SC2086 # $GIB is a list of options
 dma32ctl run $GIB >/tmp/a.json 2>/tmp/a.err &
 pa=$!
@@ -99,6 +113,29 @@ for x in a:$ra b:$rb; do
 	ktap_test_status "request ${x%%:*}: run again after resume, all 16 buffers verified" $? \
 		"rc=${x#*:} $(cat "$f.json" "$f.err")"
 done
+# shellcheck disable=SC2086
+after=$(stats $COUNTED)
+ktap_print_msg "counters before: $before"
+ktap_print_msg "counters after:  $after"
+# delta NAME: how much counter NAME grew from $before to $after
+delta() {
+	b=$(echo "$before" | grep -o "$1=[0-9]*" | cut -d= -f2)
+	a=$(echo "$after" | grep -o "$1=[0-9]*" | cut -d= -f2)
+	echo $((a - b))
+}
+ja=$(cat /tmp/a.json) jb=$(cat /tmp/b.json)
+sum_t=$(($(jget transfers "$ja") + $(jget transfers "$jb")))
+sum_b=$(($(jget bytes "$ja") + $(jget bytes "$jb")))
+[ "$(delta requests)" = 2 ] && [ "$(delta errors)" = 0 ] &&
+	[ "$(delta resets)" = 0 ] && [ "$(delta timeouts)" = 0 ]
+ktap_test_status "counted once: requests +2, errors, resets and timeouts +0 for two requests that succeeded" $? \
+	"requests +$(delta requests), errors +$(delta errors), resets +$(delta resets), timeouts +$(delta timeouts)"
+[ "$(delta aborted)" = 1 ]
+ktap_test_status "the aborted run is counted in aborted (+1)" $? "aborted +$(delta aborted)"
+[ "$(delta transfers)" = "$sum_t" ] && [ "$(delta bytes)" = "$sum_b" ]
+ktap_test_status "transfers and bytes are the sums of the two results ($sum_t, $sum_b)" $? \
+	"transfers +$(delta transfers), bytes +$(delta bytes)"
+
 check_only_ring_held
 
 ktap_finished
