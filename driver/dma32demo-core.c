@@ -288,11 +288,15 @@ static struct notifier_block d32_pm_nb = {
 /*
  * A request that system sleep aborted waits here, holding no lock, so the
  * freezer can stop its task: 0 once the system is awake again, -EINTR on
- * a signal (the ioctl then restarts or returns EINTR, as for any wait).
+ * a fatal signal. Killable, not interruptible, like every other wait of a
+ * request: the freezer thaws tasks before PM_POST_SUSPEND clears
+ * d32_sleeping, and a thawed caller's ordinary signal (a periodic timer
+ * without SA_RESTART) must not end its request with EINTR.
  */
 int d32_wait_for_wakeup(void)
 {
-	if (wait_event_freezable(d32_wakeup, !READ_ONCE(d32_sleeping)))
+	if (wait_event_state(d32_wakeup, !READ_ONCE(d32_sleeping),
+			     (TASK_KILLABLE | TASK_FREEZABLE)))
 		return -EINTR;
 	return 0;
 }

@@ -19,6 +19,9 @@
 #   aborted the running request, requests +2, errors, resets and timeouts
 #   +0 and aborted +1 (the aborted run of it), and transfers and bytes are
 #   the sums of the two results.
+# - A request under a 5 ms timer whose handler has no SA_RESTART, across
+#   three suspends that abort it: the thawed caller's signals, which come
+#   before the driver hears of the resume, do not end it with EINTR.
 # - The driver's counters and held memory are what they were.
 # shellcheck source=driver/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
@@ -136,6 +139,28 @@ ktap_test_status "the aborted run is counted in aborted (+1)" $? "aborted +$(del
 ktap_test_status "transfers and bytes are the sums of the two results ($sum_t, $sum_b)" $? \
 	"transfers +$(delta transfers), bytes +$(delta bytes)"
 
+# 4. Periodic signals without SA_RESTART, across suspends that abort the
+# request: thawed before the driver hears of the resume, the caller takes
+# its signals while the aborted request waits to run again
+ab0=$(cat "$sysdir/aborted")
+dma32demo-ioctls --signals-across-sleep >/tmp/sig.out 2>&1 &
+ps=$!
+wait_until 300 in_driver $ps
+ktap_test_status "the request under a 5 ms timer is inside the driver" $? "$(cat /tmp/sig.out)"
+n=0
+while [ $n -lt 3 ] && alive $ps; do
+	n=$((n + 1))
+	sleep_cycle "signals without SA_RESTART, suspend $n"
+done
+wait $ps
+rs=$?
+ab=$(($(cat "$sysdir/aborted") - ab0))
+ktap_print_msg "$(cat /tmp/sig.out)"
+[ "$ab" -ge 1 ]
+ktap_test_status "the suspends aborted the request ($ab times): the test saw a suspend" $? "aborted +$ab"
+[ $rs = 0 ]
+ktap_test_status "periodic signals without SA_RESTART across the suspends: no EINTR, verified" $? \
+	"rc=$rs $(cat /tmp/sig.out)"
 check_only_ring_held
 
 ktap_finished
