@@ -184,20 +184,29 @@ static void d32_hw_stop(struct d32_dev *dd)
 }
 
 /*
- * Reset the device and program the (emptied) ring again; false, touching
+ * Reset the device, empty the ring and program it again; false, touching
  * no register, when the device is gone: remove or shutdown stopped it for
  * good, and a request that ends after them must not start it again.
+ * The ring is cleared only once the reset has been flushed (as in
+ * d32_mark_gone()): on the kill and suspend-abort paths the device may
+ * still hold queued descriptors, and an engine that fetched a slot while
+ * the CPU zeroed it would write a status back into the emptied ring.
  */
 bool d32_hw_init(struct d32_dev *dd)
 {
 	bool gone;
 
-	memset(dd->ring, 0, dd->ring_bytes);
-	dd->tail = 0;
 	spin_lock(&dd->hw_lock);
 	gone = READ_ONCE(dd->gone);
 	if (!gone) {
 		d32_wr(dd, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);
+		/* Flush it: once the read returns, no descriptor runs */
+		d32_rd(dd, DMA32_DEMO_REG_STATUS);
+	}
+	/* Stopped by the reset, or for good by d32_mark_gone() */
+	memset(dd->ring, 0, dd->ring_bytes);
+	dd->tail = 0;
+	if (!gone) {
 		d32_wr(dd, DMA32_DEMO_REG_RING_BASE_LO,
 		       lower_32_bits(dd->ring_dma));
 		d32_wr(dd, DMA32_DEMO_REG_RING_BASE_HI,
