@@ -161,8 +161,9 @@ static unsigned int ctrl_buffer_kb = 64;
 module_param(ctrl_buffer_kb, uint, 0444);
 MODULE_PARM_DESC(ctrl_buffer_kb, "Size of each control buffer in KiB (4..4096)");
 
+/* 0400: an address, which INFO hides from callers without CAP_SYS_ADMIN */
 unsigned long long alias_window;
-module_param(alias_window, ullong, 0444);
+module_param(alias_window, ullong, 0400);
 MODULE_PARM_DESC(alias_window,
 		 "UNSAFE, needs allow_unsafe=1: the physical address of a reserved 64 KiB window above the device's reach whose low alias (modulo 2^dma-bits) is reserved too, for the truncation-alias strategy (boot with memmap=64K$ADDR for both)");
 

@@ -33,6 +33,12 @@ done
 dmesg | grep -q 'truncation-alias: .* landed at its low alias; 0 other bytes changed'
 ktap_test_status "the driver's log says where the data landed" $? "$(dmesg | grep truncation-alias | tail -n 2)"
 
+# The window's address is hidden from callers without CAP_SYS_ADMIN
+# (INFO): its module parameter is not readable by everyone either
+mode=$(stat -c %a /sys/module/dma32demo/parameters/alias_window)
+[ "$mode" = 400 ]
+ktap_test_status "the alias_window parameter is readable by root only (0400)" $? "mode $mode"
+
 # The second memremap() of the windows fails (injected): the request gets
 # ENOMEM, counted as one failed allocation, and leaves neither window
 # mapped or claimed; only with unsafe_fault_injection=1
