@@ -408,6 +408,66 @@ TEST_F(dev, addresses_need_cap_sys_admin)
 	EXPECT_LE(2, r.result.runs);
 }
 
+#define FAULT_INJECTION "/sys/module/dma32demo/parameters/unsafe_fault_injection"
+
+/* Write V to the module parameter unsafe_fault_injection; 0 or an errno */
+static int set_fault_injection(const char *v)
+{
+	int fd = open(FAULT_INJECTION, O_WRONLY), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, v, strlen(v)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * A request that faults (an injected bus error) reports where: fault_addr
+ * and latched_fault_addr. They are addresses too, so an opener without
+ * CAP_SYS_ADMIN reads them as 0, and the flag says so; the fault itself
+ * (EIO, device_faults) is not hidden.
+ */
+TEST_F(dev, fault_addresses_need_cap_sys_admin)
+{
+	struct dma32demo_run r = valid_run, hidden;
+	int fd, err, err_hidden;
+
+	if (self->info.flags & DMA32DEMO_INFO_ADDRESSES_HIDDEN)
+		SKIP(return, "this test must start with CAP_SYS_ADMIN");
+	r.flags |= DMA32DEMO_RUN_INJECT_BUS_ERROR;
+	hidden = r;
+	ASSERT_EQ(0, set_fault_injection("1")) {
+		TH_LOG("cannot turn on %s", FAULT_INJECTION);
+	}
+	err = ioctl_errno(self->fd, DMA32DEMO_IOC_RUN, &r);
+	ASSERT_EQ(0, drop_cap_sys_admin()) {
+		set_fault_injection("0");
+		TH_LOG("capset: %s", strerror(errno));
+	}
+	fd = open(DEFAULT_DEVICE, O_RDWR);
+	err_hidden = fd < 0 ? errno : ioctl_errno(fd, DMA32DEMO_IOC_RUN, &hidden);
+	/* The parameter's owner (uid 0) may write it without the capability */
+	EXPECT_EQ(0, set_fault_injection("0"));
+	if (fd >= 0)
+		close(fd);
+
+	/* With the capability, the fault has its addresses */
+	EXPECT_EQ(EIO, err);
+	EXPECT_EQ(1, r.result.device_faults);
+	EXPECT_NE(0, r.result.fault_addr | r.result.latched_fault_addr) {
+		TH_LOG("the fault reported no address: the test proves nothing");
+	}
+	EXPECT_FALSE(r.result.flags & DMA32DEMO_RESULT_ADDRESSES_HIDDEN);
+	/* Without it, the same fault, and no address */
+	EXPECT_EQ(EIO, err_hidden);
+	EXPECT_EQ(1, hidden.result.device_faults);
+	EXPECT_TRUE(hidden.result.flags & DMA32DEMO_RESULT_ADDRESSES_HIDDEN);
+	EXPECT_EQ(0, hidden.result.fault_addr);
+	EXPECT_EQ(0, hidden.result.latched_fault_addr);
+}
+
 /* Read only after the ioctl returns: a call the compiler cannot see into */
 static sig_atomic_t alarms;
 
