@@ -8,6 +8,8 @@
 #   make check   the host suites that need no kernel or QEMU build (quick)
 #   make bench   benchmarks (ratios measured in one run)
 #   make fuzz    the two fuzzers' long mode (FUZZ_SECONDS=600 each, FUZZ_SEED=)
+#   make mutate  put each fixed driver bug back in turn, run the suites that
+#                cover it (ONLY=REGEX: only the mutations whose name matches)
 #   make shell   a busybox shell in the guest
 #   make clean   remove build/ (keeps the downloaded QEMU source)
 #
@@ -258,6 +260,12 @@ bench: all
 
 fuzz: debug
 	@scripts/fuzz $${FUZZ_SECONDS:+--seconds "$$FUZZ_SECONDS"} $${FUZZ_SEED:+--seed "$$FUZZ_SEED"}
+
+# The driver's mutations (driver/tests/mutate): the covering suites first
+# on the driver as it is, then each fixed bug put back, one at a time.
+.PHONY: mutate
+mutate: all
+	@driver/tests/mutate --baseline --kernel-version $(KERNEL) $${ONLY:+--only "$$ONLY"}
 
 shell: all
 	@scripts/run-guest --interactive
