@@ -21,6 +21,8 @@
 
 /* Address runs asked for by default (--runs) */
 #define DEFAULT_RUNS 64
+/* A result error no driver writes: the result was not written at all */
+#define RESULT_UNWRITTEN (-1)
 
 static void print_help(FILE *f)
 {
@@ -584,6 +586,11 @@ static int cmd_run(int argc, char **argv)
 			if (optarg[0] != '/')
 				die("run: --counter '%s' is not an absolute path",
 				    optarg);
+			/* Each is a key of "counters": one of a name */
+			for (v = 0; v < (__u64)o.nr_counters; v++)
+				if (!strcmp(o.counters[v].path, optarg))
+					die("run: --counter '%s' given twice",
+					    optarg);
 			o.counters[o.nr_counters++].path = optarg;
 			break;
 		case 'r':
@@ -652,6 +659,13 @@ static int cmd_run(int argc, char **argv)
 	fd = open_dev();
 	sample_counters(&o, false);
 	o.cpu_ns = cpu_ns();
+	/*
+	 * The driver writes the result whenever the request ran (also when
+	 * it failed), never when it refused it first (an argument, fault
+	 * injection not allowed, the device gone before it started): a
+	 * result whose error is still this was not written.
+	 */
+	run.result.error = RESULT_UNWRITTEN;
 	ret = ioctl(fd, DMA32DEMO_IOC_RUN, &run);
 	err = ret ? errno : 0;
 	o.cpu_ns = cpu_ns() - o.cpu_ns;
@@ -671,8 +685,8 @@ static int cmd_run(int argc, char **argv)
 	if (ubuf)
 		munmap(ubuf, total);
 
-	/* Argument errors come back before the driver fills a result */
-	if (err && !run.result.error && !user_bad) {
+	/* Refused before it ran: no result, only the errno */
+	if (err && run.result.error == RESULT_UNWRITTEN) {
 		if (o.json)
 			print_json(&o, NULL, err, 0);
 		fflush(stdout);

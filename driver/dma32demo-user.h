@@ -161,7 +161,8 @@ static inline __u64 parse_size(const char *opt, const char *s)
 		v <<= shift;
 		end++;
 	}
-	if (end[0] == 'i' && end[1] == 'B')
+	/* 4K, 4KB, 4KiB and 4B, not 4iB */
+	if (shift && end[0] == 'i' && end[1] == 'B')
 		end += 2;
 	else if (end[0] == 'B')
 		end++;
@@ -197,22 +198,61 @@ static inline const char *human(__u64 v, char *buf, size_t len)
 static bool j_first;
 
 /*
+ * The length of the well-formed UTF-8 sequence at @p (RFC 3629: no
+ * overlong form, no surrogate, nothing above U+10FFFF), 0 if there is none
+ */
+static inline int utf8_len(const unsigned char *p)
+{
+	int n, i;
+	unsigned int c;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	c = p[0] & (0x7f >> n);
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (n == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+/*
  * A JSON string: '"' and the backslash escaped, control characters as \u00XX
- * (keys and values come from the command line and file paths). Bytes
- * above 0x7f pass as they are: UTF-8 stays UTF-8.
+ * (keys and values come from the command line and file paths). UTF-8
+ * passes as it is; a byte that is not part of well-formed UTF-8 (a path
+ * may hold any byte) becomes U+FFFD, as \ufffd: JSON text is Unicode.
  */
 static inline void j_string(const char *s)
 {
-	const unsigned char *p;
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
 
 	putchar('"');
-	for (p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
+	while (*p) {
+		n = utf8_len(p);
+		if (!n) {
+			fputs("\\ufffd", stdout);
+			p++;
+		} else if (*p == '"' || *p == '\\') {
+			printf("\\%c", *p++);
+		} else if (*p < 0x20) {
+			printf("\\u%04x", *p++);
+		} else {
+			fwrite(p, 1, n, stdout);
+			p += n;
+		}
 	}
 	putchar('"');
 }

@@ -34,7 +34,7 @@ ktap_test_status "dma32ctl: unknown strategy is a one-line usage error" $? "rc=$
 
 # Sizes: a digit must start them and a suffix must not shift bits out
 bad=
-for v in ' 4K' '	4K' '+4K' '-1' 17179869184G 16777216T 18446744073709551616 4X ''; do
+for v in ' 4K' '	4K' '+4K' '-1' 17179869184G 16777216T 18446744073709551616 4X 4iB 4Ki ''; do
 	err=$(dma32ctl run --strategy coherent --op fill --size "$v" 2>&1 >/dev/null)
 	rc=$?
 	[ $rc = 2 ] && echo "$err" | grep -q "bad --size" || bad="$bad [$v]:rc=$rc"
@@ -43,7 +43,7 @@ err=$(dma32ctl run --strategy coherent --op fill --size 4K --count ' 2' 2>&1 >/d
 rc=$?
 [ $rc = 2 ] && echo "$err" | grep -q "bad --count" || bad="$bad [count ' 2']:rc=$rc"
 [ -z "$bad" ]
-ktap_test_status "dma32ctl: sizes with white space, a sign or an overflowing suffix are usage errors" $? "$bad"
+ktap_test_status "dma32ctl: sizes with white space, a sign, an overflowing suffix or iB without K, M or G are usage errors" $? "$bad"
 # --counter: up to 32 files (the demo reads more than 16), the 33rd a usage error
 cdir=$(mktemp -d)
 set --
@@ -62,6 +62,10 @@ err=$(dma32ctl run --strategy coherent --op fill --size 4K "$@" --counter "$cdir
 rc=$?
 [ $rc = 2 ] && [ "$(echo "$err" | wc -l)" = 1 ] && echo "$err" | grep -q "at most 32 --counter files"
 ktap_test_status "dma32ctl: a 33rd --counter file is a one-line usage error" $? "rc=$rc: $err"
+err=$(dma32ctl run --strategy coherent --op fill --size 4K --counter "$cdir/c0" --counter "$cdir/c0" 2>&1 >/dev/null)
+rc=$?
+[ $rc = 2 ] && [ "$(echo "$err" | wc -l)" = 1 ] && echo "$err" | grep -q "given twice"
+ktap_test_status "dma32ctl: a --counter file given twice is a one-line usage error (one JSON key each)" $? "rc=$rc: $err"
 set --
 rm -r "$cdir"
 
