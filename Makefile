@@ -251,8 +251,11 @@ $(B)/kernel-tools-%/scripts/checkpatch.pl: | $(SETUP)
 check: $(CHECKPATCH_ONLY)
 	@DMA32_KUNIT=$(KUNIT_ONLY) scripts/run-tests --only '$(CHECK_SUITES)'
 
+# TEST_DEADLINE_AT (seconds since the epoch, as .ci/run sets it): run-tests
+# stops what still runs then, counts it as failed and prints its summary.
 test: all kernels debug
-	@scripts/run-tests $${ONLY:+--only "$$ONLY"}
+	@scripts/run-tests $${ONLY:+--only "$$ONLY"} \
+		$${TEST_DEADLINE_AT:+--deadline "$$((TEST_DEADLINE_AT - $$(date +%s)))"}
 
 bench: all
 	@scripts/bench

@@ -86,11 +86,13 @@ kernel_problems() {
 # runs several times as long as on the plain kernel (2 jobs on 2 cores,
 # a cold CI run: the fault suite 24 s plain, more than its 240 s debug).
 debug_timeout_scale=2
+# shellcheck disable=SC2034 # read by run-tests
+debug_mem=3G
 debug_guest_args() {
 	kernel_dirs "$DMA32_DEFAULT_KERNEL" debug
 	# shellcheck disable=SC2034 # read by the caller
 	debug_guest=(--kernel "$kernel_tree/arch/x86/boot/bzImage"
-		--initramfs "$guest_dir/initramfs.cpio" --mem 3G --timeout-scale "$debug_timeout_scale")
+		--initramfs "$guest_dir/initramfs.cpio" --mem "$debug_mem" --timeout-scale "$debug_timeout_scale")
 	[[ -f $kernel_tree/arch/x86/boot/bzImage && -f $guest_dir/initramfs.cpio ]] ||
 		die "the debug guest kernel is not built: run 'make debug'"
 }
