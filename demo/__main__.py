@@ -1,8 +1,11 @@
 """The reviewer's demo: python3 -m demo COMMAND (run from the project root).
 
-  collect [--only REGEX] [--no-sweep] [--kernel F] [--initramfs F]
-          boot the guests, write build/report/raw/
-  judge   raw/ -> results.json
+  collect [--only REGEX] [--no-sweep] [--kernel F] [--initramfs F] [--kernel-version V]
+          boot the guests, write build/report/raw/ (V: the demo's kernel,
+          default DMA32_KERNEL, else the first of scripts/kernel-versions)
+  judge [--kernel-version V]
+          raw/ -> results.json, with the table of the run's kernel
+          (refused when V is given and the run was collected for another)
   render  results.json -> table.txt, report.md, the plot, the memory maps
   verdict print the table and the summary from results.json
   run     all four (`make demo` runs collect, then `make report`, then verdict)
@@ -32,9 +35,19 @@ def paths(args):
     return report, os.path.join(report, "raw"), os.path.join(report, "results.json")
 
 
+def collect_kernel(args):
+    """The demo's kernel of a run about to be collected."""
+    kernel = args.kernel_version or os.environ.get("DMA32_KERNEL") or table.DEFAULT_KERNEL
+    if kernel not in table.KERNELS:
+        sys.exit("demo: error: kernel %s is not one of %s (scripts/kernel-versions)" % (
+            kernel, " ".join(table.KERNELS)))
+    return table.for_kernel(kernel)
+
+
 def do_collect(args):
     report, raw, _ = paths(args)
-    chosen = [s for s in table.SCENARIOS if not args.only or re.search(args.only, s.name)]
+    tbl = collect_kernel(args)
+    chosen = [s for s in tbl.scenarios if not args.only or re.search(args.only, s.name)]
     if not chosen:
         sys.exit("demo: error: --only '%s' matches no scenario" % args.only)
     guest_opts = []
@@ -44,10 +57,9 @@ def do_collect(args):
             if not os.path.isfile(v):
                 sys.exit("demo: error: --%s: file '%s' not found" % (opt, v))
             guest_opts += ["--" + opt, v]
-    for name in os.listdir(raw) if os.path.isdir(raw) else []:
-        os.remove(os.path.join(raw, name))
+    collect.remove_earlier_run(report, raw)
     done = [0]
-    live = judge.judging_of(table)
+    live = judge.judging_of(tbl)
 
     def progress(manifest, boot_name):
         boot = manifest["boots"][boot_name]
@@ -60,7 +72,7 @@ def do_collect(args):
 
     print("==> demo: %d scenarios (guest logs: %s)" % (
         len(chosen), rel(os.environ.get("DMA32_LOGS") or os.path.join(BUILD, "logs"))), flush=True)
-    collect.collect(raw, chosen, not args.no_sweep, guest_opts, TOP, progress)
+    collect.collect(raw, tbl, chosen, not args.no_sweep, guest_opts, TOP, BUILD, progress)
 
 
 def do_judge(args):
@@ -68,7 +80,7 @@ def do_judge(args):
     if not os.path.exists(os.path.join(raw, "manifest.json")):
         sys.exit("demo: error: %s has no guest results: run 'make demo' (or python3 -m demo collect)" % rel(raw))
     try:
-        results = judge.judge(raw, os.path.join(BUILD, "versions.txt"), env_kernel=os.environ.get("DMA32_KERNEL"))
+        results = judge.judge(raw, expect_kernel=args.kernel_version)
     except judge.Refused as e:
         sys.exit("demo: error: judge refuses %s: %s" % (rel(raw), e))
     tmp = results_json + ".tmp"
@@ -89,9 +101,11 @@ def load_results(args):
 
 def do_render(args):
     report = paths(args)[0]
-    img, img_err = render.render(load_results(args), report)
+    img, img_err, bench_left_out = render.render(load_results(args), report)
     if img_err:
         print("demo: no plot: %s" % img_err, file=sys.stderr)
+    if bench_left_out:
+        print("demo: %s" % bench_left_out, file=sys.stderr)
 
 
 def do_verdict(args):
@@ -120,6 +134,8 @@ def main(argv=None):
     p.add_argument("--no-sweep", action="store_true", help="skip the throughput sweep")
     p.add_argument("--kernel", help="guest kernel (default: run-guest's)")
     p.add_argument("--initramfs", help="guest initramfs (default: run-guest's)")
+    p.add_argument("--kernel-version", help="collect: the demo's kernel (default DMA32_KERNEL); judge: the kernel"
+                   " the run must have been collected for")
     p.add_argument("--report", help="report folder (default build/report)")
     args = p.parse_args(argv)
     if args.only:

@@ -51,7 +51,7 @@ def driver_run_name(strategy: str, size: int) -> str:
 def command(seconds: int) -> str:
     """The bounce and nobounce guests' command: the driver's figures,
     then the device handed to dma_map_benchmark."""
-    cmd: List[str] = [collect.run_command("info", "info")]
+    cmd: List[str] = ["echo '@@file /proc/version'; cat /proc/version", collect.run_command("info", "info")]
     for size in DRIVER_SIZES:
         for s in DRIVER_STRATEGIES:
             args = "run --strategy %s --op fill --size %d --count %d --runs 0 %s" % (

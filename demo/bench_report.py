@@ -2,21 +2,29 @@
 """Host side of `make bench` (scripts/bench): bench.json and bench.md
 (report.md, which `make report` writes, takes bench.md in as its last part).
 
-  python3 -m demo.bench_report RAW_DIR REPORT_DIR VERSIONS_TXT SECONDS   (from the project root)
+  python3 -m demo.bench_report RAW_DIR REPORT_DIR VERSIONS_TXT SECONDS [BZIMAGE INITRAMFS]
+                                                    (from the project root)
 
 raw/ holds what scripts/bench's guests printed, in the demo's '@@' sections
 (demo/bench_guest.py builds their command; the guests and their memory are
 said there once), parsed with the demo's own parser. Why a guest failed
 comes from run-guest's status, raw/NAME.status.json.
+
+bench-manifest.json, beside them, says what the benchmark ran on (the
+guest kernel, DMA32_KERNEL's unless BZIMAGE and INITRAMFS name the files
+scripts/bench booted, the package versions and the build's identity, as
+demo/identity.py records them for `make demo`): render takes bench.md into
+report.md only when that is the build the demo's run booted.
 """
 import json
 import os
 import sys
 import time
 
-from . import table
+from . import identity, table
 from .bench_guest import GUESTS
-from .judge import counter, first_json, parse_sections, versions_dict
+from .identity import versions_dict
+from .judge import counter, first_json, parse_sections
 
 
 def sections(path):
@@ -126,8 +134,24 @@ def counter_cost(raw):
     return out
 
 
+def bench_manifest(raw, kernel, versions_txt, files):
+    """What the benchmark ran on: bench-manifest.json's content."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    build = os.path.dirname(os.path.abspath(versions_txt))
+    files = files or identity.kernel_files(build, kernel, table.DEFAULT_KERNEL)
+    ident = identity.build_identity(top, build, {kernel: files})
+    proc_version = {name: next((" ".join(body).strip() for kind, args, body in sections(os.path.join(raw, name + ".out"))
+                                if kind == "file" and args == "/proc/version"), None) or None for name in GUESTS}
+    ident["kernels"][kernel]["proc_version"] = next((v for v in proc_version.values() if v), None)
+    return {"kernel": kernel, "versions": versions_dict(versions_txt), "build": ident,
+            "guests": {name: {"mem": mem, "proc_version": proc_version[name]} for name, mem in GUESTS.items()}}
+
+
 def main():
     raw, report, versions_txt, seconds = sys.argv[1:5]
+    files = dict(zip(("bzimage", "initramfs"), sys.argv[5:7])) if len(sys.argv) >= 7 else None
+    kernel = os.environ.get("DMA32_KERNEL") or table.DEFAULT_KERNEL
+    manifest = bench_manifest(raw, kernel, versions_txt, files)
     try:
         with open(os.path.join(raw, "copy.json")) as f:
             copy = json.load(f)
@@ -182,7 +206,7 @@ def main():
         "versions": versions_dict(versions_txt),
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": int(seconds),
-        "kernel": table.KERNEL,
+        "kernel": kernel,
         "device_copy": copy,
         "device_copy_error": copy_err,
         "guests": guests,
@@ -332,7 +356,10 @@ def main():
               "on - off %s us (%s%%)" % (c["threads"], f(c["on"]["median_us"]), f(c["on"]["spread_us"]), c["on"]["runs"],
                                          f(c["off"]["median_us"]), f(c["off"]["spread_us"]), c["off"]["runs"],
                                          f(c["median_diff_us"]), f(c["median_diff_pct"])))
-    print("Wrote %s/bench.json and bench.md" % report)
+    with open(os.path.join(report, "bench-manifest.json"), "w") as fh:
+        json.dump(manifest, fh, indent=1)
+        fh.write("\n")
+    print("Wrote %s/bench.json, bench.md and bench-manifest.json" % report)
 
 
 if __name__ == "__main__":

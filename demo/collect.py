@@ -2,10 +2,15 @@
 
 raw/manifest.json says what ran (records.Manifest): every boot and
 scenario as resolved here (the request, the kernel, the boot's settings and
-timeout, run-guest's arguments and status for each boot), the counters
-dma32ctl read, the sweep, and records.SCHEMA. It is written before the
-first boot with "complete": false, after every boot again, and last with
-"complete": true; judge takes what ran from it, never from the live table.
+timeout, and for each boot run-guest's arguments, the exact guest command,
+run-guest's status and the guest's /proc/version), the counters dma32ctl
+read, the sweep, the package versions (build/versions.txt) and the build's
+identity (identity.py) as of the run, and records.SCHEMA. It is written
+before the first boot with "complete": false, after every boot again, and
+last with "complete": true; judge takes what ran from it, never from the
+live table or build/. Before the first boot collect deletes raw/ and
+every file made from an earlier run (DERIVED), so nothing of an earlier
+run is left looking current.
 For every boot, raw/BOOT.out holds what the guest printed and
 raw/BOOT.status.json run-guest's outcome (run-guest --status); a repeated
 boot's later runs are BOOT~2, BOOT~3, ... The guest
@@ -32,6 +37,7 @@ prints sections, each opened by a line '@@KIND ARGS' (see guest_command):
 
 Only dma32ctl writes JSON; the host parses the kernel's files itself.
 """
+import fnmatch
 import json
 import os
 import shlex
@@ -39,8 +45,8 @@ import subprocess
 import time
 from typing import Callable, Dict, List, Optional
 
-from . import table
-from .records import SCHEMA, BootSpec, Manifest, RunStatus, ScenarioSpec
+from . import identity, table
+from .records import SCHEMA, BootSpec, BuildIdentity, Manifest, RunStatus, ScenarioSpec
 
 # run-guest --timeout for every demo boot, seconds.
 BOOT_TIMEOUT = 180
@@ -121,9 +127,10 @@ def guest_command(boot: table.Boot, scenarios: List[table.Scenario], sweep: bool
     return "; ".join(cmd)
 
 
-def boot_spec(boot: table.Boot) -> BootSpec:
-    """A boot as it will run: the table's Boot, its kernel resolved."""
-    return {"name": boot.name, "kernel": boot.kernel or table.KERNEL, "machine": boot.machine,
+def boot_spec(boot: table.Boot, kernel: str) -> BootSpec:
+    """A boot as it will run in a run on KERNEL: the table's Boot, its
+    kernel resolved."""
+    return {"name": boot.name, "kernel": boot.kernel or kernel, "machine": boot.machine,
             "mem": boot.mem, "kernel_args": boot.kernel_args, "device_props": boot.device_props,
             "qemu_args": boot.qemu_args, "allow_log": boot.allow_log, "devices": boot.devices,
             "prepare": boot.prepare, "repeats": boot.repeats, "gart": boot.gart, "timeout": BOOT_TIMEOUT,
@@ -136,12 +143,18 @@ def scenario_spec(s: table.Scenario) -> ScenarioSpec:
             "repeats_row": s.repeats_row or None}
 
 
-def run_guest_args(boot: table.Boot, run_name: str, raw: str, guest_opts: List[str]) -> List[str]:
-    """run-guest's options for one boot, all but the guest command."""
+def sweep_spec(enabled: bool) -> Dict:
+    return {"enabled": enabled, "op": "fill", "sizes": list(table.SWEEP_SIZES), "total": table.SWEEP_TOTAL,
+            "repeat": table.SWEEP_REPEAT, "max_count": SWEEP_MAX_COUNT}
+
+
+def run_guest_args(boot: table.Boot, run_name: str, guest_opts: List[str]) -> List[str]:
+    """run-guest's options for one boot, all but --status and the guest
+    command. A boot on the run's own kernel names none: collect gives
+    run-guest DMA32_KERNEL."""
     args = [*guest_opts, "--machine", boot.machine, "--mem", boot.mem,
             "--log", "demo-" + run_name.replace("@", "-").replace("~", "-"), "--timeout", str(BOOT_TIMEOUT),
-            "--devices", str(boot.devices),
-            "--status", os.path.join(raw, run_name + ".status.json")]
+            "--devices", str(boot.devices)]
     if boot.kernel:
         args += ["--kernel-version", boot.kernel]
     if boot.kernel_args:
@@ -157,18 +170,43 @@ def run_guest_args(boot: table.Boot, run_name: str, raw: str, guest_opts: List[s
     return args
 
 
-def plan(scenarios: List[table.Scenario], sweep: bool) -> Manifest:
-    """The manifest of a run of these scenarios, before any boot."""
-    boots = {b.name: boot_spec(b) for b in table.BOOTS if any(s.boot == b.name for s in scenarios)}
+def boot_commands(tbl: table.KernelTable, manifest: Manifest, boot_name: str) -> Dict[str, str]:
+    """{run name: guest command} for one boot of a manifest, as the table
+    TBL builds them: the boot's scenarios in the manifest's order, the sweep
+    (when the run has one) on its first boot only."""
+    boot = tbl.boot[boot_name]
+    live = {s.name: s for s in tbl.scenarios}
+    mine = [live[s["name"]] for s in manifest["scenarios"] if s["boot"] == boot_name and s["name"] in live]
+    sweep = manifest["sweep"]["enabled"]
+    return {run: guest_command(boot, mine, sweep and run == boot.name) for run in table.boot_runs(boot)}
+
+
+def build_files(tbl: table.KernelTable, kernels: List[str], guest_opts: List[str],
+                build: str) -> Dict[str, Dict[str, str]]:
+    """{kernel version: {"bzimage", "initramfs"}}: the files run-guest boots
+    for each kernel of the run (--kernel and --initramfs, when given, for
+    every boot)."""
+    given = dict(zip(guest_opts[::2], guest_opts[1::2]))
+    files = {}
+    for v in kernels:
+        f = identity.kernel_files(build, v, table.DEFAULT_KERNEL)
+        files[v] = {"bzimage": given.get("--kernel") or f["bzimage"],
+                    "initramfs": given.get("--initramfs") or f["initramfs"]}
+    return files
+
+
+def plan(tbl: table.KernelTable, scenarios: List[table.Scenario], sweep: bool, guest_opts: List[str],
+         versions: Dict[str, str], build: BuildIdentity) -> Manifest:
+    """The manifest of a run of these scenarios of TBL, before any boot."""
+    boots = {b.name: boot_spec(b, tbl.kernel) for b in tbl.boots if any(s.boot == b.name for s in scenarios)}
     for b in boots.values():
         if not sweep:
             b["sweep"] = {}
-    return {"schema": SCHEMA, "complete": False, "kernel": table.KERNEL, "other_kernel": table.OTHER_KERNEL,
+    return {"schema": SCHEMA, "complete": False, "kernel": tbl.kernel, "other_kernel": tbl.other_kernel,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": None,
+            "versions": versions, "build": build, "guest_opts": list(guest_opts),
             "runs_asked": table.RUNS, "counters": dict(table.COUNTERS), "levels": sorted(table.LEVELS),
-            "sweep": {"enabled": sweep, "op": "fill", "sizes": list(table.SWEEP_SIZES),
-                      "total": table.SWEEP_TOTAL, "repeat": table.SWEEP_REPEAT, "max_count": SWEEP_MAX_COUNT},
-            "boots": boots, "scenarios": [scenario_spec(s) for s in scenarios]}
+            "sweep": sweep_spec(sweep), "boots": boots, "scenarios": [scenario_spec(s) for s in scenarios]}
 
 
 def read_status(path: str) -> Optional[RunStatus]:
@@ -181,6 +219,20 @@ def read_status(path: str) -> Optional[RunStatus]:
     return status if isinstance(status, dict) else None
 
 
+def guest_proc_version(out_path: str) -> Optional[str]:
+    """The line under '@@file /proc/version' in a boot's output; None
+    without one."""
+    try:
+        with open(out_path, errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for i, line in enumerate(lines[:-1]):
+        if line == "@@file /proc/version" and not lines[i + 1].startswith("@@"):
+            return lines[i + 1].strip() or None
+    return None
+
+
 def write_manifest(raw: str, manifest: Manifest) -> None:
     path = os.path.join(raw, "manifest.json")
     with open(path + ".tmp", "w") as f:
@@ -189,31 +241,51 @@ def write_manifest(raw: str, manifest: Manifest) -> None:
     os.replace(path + ".tmp", path)
 
 
-def collect(raw: str, scenarios: List[table.Scenario], sweep: bool, guest_opts: List[str], top: str,
-            on_boot: Optional[Callable[[Manifest, str], None]] = None) -> Manifest:
-    """Run every boot that has a selected scenario, keeping raw/manifest.json
-    up to date; on_boot(manifest, boot name) after each."""
+# What render, memmap and make bench make from a run, in the report
+# folder: collect deletes them before its first boot.
+DERIVED = ("results.json", "results.json.tmp", "report.md", "table.txt", "throughput.*", "memmap-*",
+           "bench.md", "bench.json", "bench-manifest.json")
+
+
+def remove_earlier_run(report: str, raw: str) -> None:
+    """Delete raw/'s files and every file DERIVED from an earlier run."""
+    for folder, patterns in ((raw, ("*",)), (report, DERIVED)):
+        for name in os.listdir(folder) if os.path.isdir(folder) else []:
+            path = os.path.join(folder, name)
+            if os.path.isfile(path) and any(fnmatch.fnmatch(name, p) for p in patterns):
+                os.remove(path)
+
+
+def collect(raw: str, tbl: table.KernelTable, scenarios: List[table.Scenario], sweep: bool, guest_opts: List[str],
+            top: str, build: str, on_boot: Optional[Callable[[Manifest, str], None]] = None) -> Manifest:
+    """Run every boot of TBL that has a selected scenario, keeping
+    raw/manifest.json up to date; on_boot(manifest, boot name) after each."""
     os.makedirs(raw, exist_ok=True)
     run_guest = os.path.join(top, "scripts", "run-guest")
     start = time.time()
-    manifest = plan(scenarios, sweep)
+    names = {s.boot for s in scenarios}
+    kernels = sorted({b.kernel or tbl.kernel for b in tbl.boots if b.name in names})
+    manifest = plan(tbl, scenarios, sweep, guest_opts, identity.versions_dict(os.path.join(build, "versions.txt")),
+                    identity.build_identity(top, build, build_files(tbl, kernels, guest_opts, build)))
     write_manifest(raw, manifest)
-    for boot in [table.BOOT[b] for b in manifest["boots"]]:
-        mine = [s for s in scenarios if s.boot == boot.name]
-        spec = manifest["boots"][boot.name]
-        for run_name in table.boot_runs(boot):
-            args = run_guest_args(boot, run_name, raw, guest_opts)
-            # The sweep runs on the first boot of a configuration only
-            command = guest_command(boot, mine, sweep and run_name == boot.name)
+    env = dict(os.environ, DMA32_KERNEL=tbl.kernel)
+    for boot_name in manifest["boots"]:
+        boot, spec = tbl.boot[boot_name], manifest["boots"][boot_name]
+        for run_name, command in boot_commands(tbl, manifest, boot_name).items():
+            args = run_guest_args(boot, run_name, guest_opts)
+            status = os.path.join(raw, run_name + ".status.json")
             with open(os.path.join(raw, run_name + ".out"), "w") as out, \
                     open(os.path.join(raw, run_name + ".err"), "w") as err:
-                subprocess.run([run_guest, *args, "--run", command], stdout=out, stderr=err,
-                               stdin=subprocess.DEVNULL, check=False)
-            spec["runs"].append({"name": run_name, "argv": args,
-                                 "status": read_status(os.path.join(raw, run_name + ".status.json"))})
+                subprocess.run([run_guest, *args, "--status", status, "--run", command], stdout=out, stderr=err,
+                               stdin=subprocess.DEVNULL, env=env, check=False)
+            version = guest_proc_version(os.path.join(raw, run_name + ".out"))
+            spec["runs"].append({"name": run_name, "argv": args, "command": command, "status": read_status(status),
+                                 "proc_version": version})
+            kernel_id = manifest["build"]["kernels"][spec["kernel"]]
+            kernel_id["proc_version"] = kernel_id["proc_version"] or version
             write_manifest(raw, manifest)
         if on_boot:
-            on_boot(manifest, boot.name)
+            on_boot(manifest, boot_name)
     manifest["complete"] = True
     manifest["seconds"] = int(time.time() - start)
     write_manifest(raw, manifest)

@@ -2,15 +2,21 @@
 the guests printed, make one record per scenario, judge it, add the claims.
 
 What ran comes from raw/manifest.json alone (records.Manifest: every boot
-and scenario as collect resolved it, with run-guest's status of each
-boot). From the live table judge takes only what judges: each scenario's
-check, its expectation text and its kind, and the claims. It refuses
-(Refused, with a message saying why and what to run) a manifest of another
-schema or from a collect that did not finish, a run collected for another
-demo kernel than DMA32_KERNEL, a scenario whose request or boot the table
-has changed since it ran (or no longer has), and guest output that
-disagrees with its manifest (a request, a kernel command line, a kernel
-version, a boot that is not in it).
+and scenario as collect resolved it, with run-guest's arguments, the exact
+guest command and run-guest's status of each boot, the package versions
+and the build's identity). judge takes the table of the manifest's kernel
+(table.for_kernel) and reads no environment and no clock: the same raw/
+and table give the same results.json. From the table it takes only what
+judges: each scenario's check, its expectation text and its kind, and the
+claims. It refuses (Refused, with a message saying why and what to run) a
+manifest of another schema or from a collect that did not finish, a run
+collected for another kernel than the one asked for (judge
+--kernel-version), a run the table would now run otherwise: a scenario
+whose request or boot it has changed (or no longer has), other kernel
+counters or levels, another number of address runs or sweep, or a guest
+command or run-guest arguments it would now build differently; and guest
+output that disagrees with its manifest (a request, a kernel command line,
+a kernel version, a boot that is not in it).
 
 Nothing here invents a number: a counter that the guest kernel lacks is
 null, and a guest that failed says why from run-guest's status.
@@ -19,10 +25,9 @@ import json
 import os
 import re
 import statistics
-import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from . import table
+from . import collect, table
 from .records import (SCHEMA, AddressRun, BootInfo, BootResult, BootSpec, Claim, DeviceResult, Manifest,
                       Record, Results, RunStatus, ScenarioSpec)
 
@@ -502,7 +507,12 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
         rec["as_expected"] = False
         rec["showed"] = "dma32ctl gave no result (exit %s): %s" % (run.get("rc"), run.get("stderr") or "no output")
         return rec
-    rec["as_expected"], rec["showed"] = live.check(rec, info)
+    try:
+        rec["as_expected"], rec["showed"] = live.check(rec, info)
+    except KeyError as e:
+        raise Refused("the check of %s (%s) reads %s, which this run's records lack (the table reads a counter"
+                      " or figure this run did not record): run 'make demo ONLY=%s' again" % (
+                          spec["name"], getattr(live.check, "__name__", "?"), e, re.escape(spec["name"]))) from e
     if rec["runs_disagree"]:
         rec["as_expected"] = False
         rec["showed"] = "address runs disagree with the counters (%s); %s" % (
@@ -530,7 +540,8 @@ def combine(recs: List[Record]) -> Record:
     the figure that varies most between boots its figure is the median. A
     boot whose guest failed has no figures to order: the median boot is
     one whose guest ran, and a failed boot is named beside it. As expected
-    only when every boot was."""
+    only when every boot was (its check and every column's definition: the
+    records come here through table.apply_definitions)."""
     if len(recs) == 1:
         return recs[0]
     ran = [k for k, r in enumerate(recs) if r["guest_ok"]] or list(range(len(recs)))
@@ -546,7 +557,10 @@ def combine(recs: List[Record]) -> Record:
             rec["median"][key] = statistics.median(vals)
             rec["min"][key], rec["max"][key] = min(vals), max(vals)
     rec["per_boot"] = [{"as_expected": r["as_expected"], "ok": r["ok"], "errno": r["errno"],
-                        "guest_ok": r["guest_ok"], "showed": r["showed"], "log": r["log"]} for r in recs]
+                        "guest_ok": r["guest_ok"], "showed": r["showed"], "log": r["log"],
+                        "definitions_broken": r.get("definitions_broken") or []} for r in recs]
+    rec["definitions_broken"] = ["boot %d: %s" % (k + 1, d) for k, r in enumerate(recs)
+                                 for d in r.get("definitions_broken") or []]
     rec["guest_ok"] = all(r["guest_ok"] for r in recs)
     rec["guest_error"] = next((r["guest_error"] for r in recs if not r["guest_ok"]), None)
     rec["as_expected"] = all(r["as_expected"] for r in recs)
@@ -601,35 +615,108 @@ def read_manifest(raw: str) -> Manifest:
     return manifest
 
 
-# What a scenario asks of its boot and of dma32ctl: a change to any of
-# them in the table changes what a re-run would measure.
+# What a scenario asks of its boot and of dma32ctl, what a boot is, and
+# what every request of a run shares (the counters dma32ctl reads and how
+# they are reported, the address runs it asks for, the sweep): a change to
+# any of them in the table changes what a re-run would measure.
 REQUEST_KEYS = ("boot", "strategy", "op", "size", "count", "verify", "all_devices", "repeats_row")
 BOOT_KEYS = ("kernel", "machine", "mem", "kernel_args", "device_props", "qemu_args", "devices", "prepare",
-             "repeats", "gart")
+             "repeats", "gart", "timeout")
+RUN_KEYS = ("counters", "levels", "runs_asked", "sweep")
 
 
-def table_disagrees(manifest: Manifest, tbl: Any) -> List[str]:
-    """Where the live table would run the manifest's scenarios otherwise
-    than they ran: [] when it would run them the same."""
-    from .collect import boot_spec, scenario_spec
+class Disagreement(NamedTuple):
+    """One way the table would now run a manifest otherwise than it ran:
+    the scenarios and boots it concerns (() for all of them) and what."""
+    names: Tuple[str, ...]
+    text: str
+
+
+def run_disagrees(manifest: Manifest) -> List[Disagreement]:
+    """What every request of the run shares, then and now."""
+    now = {"counters": dict(table.COUNTERS), "levels": sorted(table.LEVELS), "runs_asked": table.RUNS,
+           "sweep": collect.sweep_spec(manifest["sweep"]["enabled"])}
     out = []
-    live = {s.name: s for s in tbl.SCENARIOS}
+    for key in RUN_KEYS:
+        then = manifest[key]  # type: ignore[literal-required]
+        if key == "counters":
+            out += [Disagreement((), "counter %s: %s when it ran, the table now says %s" % (
+                c, then.get(c, "not read"), now[key].get(c, "not read")))
+                for c in sorted(set(then) | set(now[key])) if then.get(c) != now[key].get(c)]
+        elif then != now[key]:
+            out.append(Disagreement((), "%s was %r when it ran, the table now says %r" % (key, then, now[key])))
+    return out
+
+
+def first_difference(then: str, now: str) -> str:
+    """Where two guest commands part: a few words of each around it."""
+    at = next((i for i, (x, y) in enumerate(zip(then, now)) if x != y), min(len(then), len(now)))
+    start = max(0, at - 40)
+    return "at character %d: ran ...%s..., now ...%s..." % (at, then[start:at + 40], now[start:at + 40])
+
+
+def command_disagrees(manifest: Manifest, tbl: table.KernelTable) -> List[Disagreement]:
+    """Each boot run's exact run-guest arguments and guest command, then
+    and as the table builds them now."""
+    out = []
+    for name, ran in manifest["boots"].items():
+        if name not in tbl.boot:
+            continue
+        commands = collect.boot_commands(tbl, manifest, name)
+        for run in ran["runs"]:
+            argv = collect.run_guest_args(tbl.boot[name], run["name"], manifest["guest_opts"])
+            if run["argv"] != argv:
+                out.append(Disagreement((name,), "boot %s (%s): run-guest was given %s, the table now gives %s" % (
+                    name, run["name"], " ".join(run["argv"]), " ".join(argv))))
+            now = commands.get(run["name"])
+            if now is None:
+                out.append(Disagreement((name,), "boot %s: %s ran, the table now has no such boot run" % (
+                    name, run["name"])))
+            elif run["command"] != now:
+                out.append(Disagreement((name,), "boot %s (%s): the guest command the table builds now differs"
+                                        " %s" % (name, run["name"], first_difference(run["command"], now))))
+    return out
+
+
+def table_disagrees(manifest: Manifest, tbl: table.KernelTable) -> List[Disagreement]:
+    """Where the table TBL would run the manifest's scenarios otherwise
+    than they ran: [] when it would run them the same."""
+    out = run_disagrees(manifest)
+    live = {s.name: s for s in tbl.scenarios}
     for spec in manifest["scenarios"]:
         s = live.get(spec["name"])
         if s is None:
-            out.append("%s ran, but the table has no such scenario now" % spec["name"])
+            out.append(Disagreement((spec["name"],), "%s ran, but the table has no such scenario now" % spec["name"]))
             continue
-        now = scenario_spec(s)
-        out += ["%s: %s was %r when it ran, the table now says %r" % (spec["name"], k, spec[k], now[k])
-                for k in REQUEST_KEYS if spec[k] != now[k]]  # type: ignore[literal-required]
+        now = collect.scenario_spec(s)
+        out += [Disagreement((spec["name"],), "%s: %s was %r when it ran, the table now says %r" % (
+            spec["name"], k, spec[k], now[k]))  # type: ignore[literal-required]
+            for k in REQUEST_KEYS if spec[k] != now[k]]  # type: ignore[literal-required]
     for name, ran in manifest["boots"].items():
-        b = tbl.BOOT.get(name)
+        b = tbl.boot.get(name)
         if b is None:
-            out.append("boot %s ran, but the table has no such boot now" % name)
+            out.append(Disagreement((name,), "boot %s ran, but the table has no such boot now" % name))
             continue
-        now = boot_spec(b)
-        out += ["boot %s: %s was %r when it ran, the table now says %r" % (name, k, ran[k], now[k])
-                for k in BOOT_KEYS if ran[k] != now[k]]  # type: ignore[literal-required]
+        now = collect.boot_spec(b, manifest["kernel"])
+        out += [Disagreement((name,), "boot %s: %s was %r when it ran, the table now says %r" % (
+            name, k, ran[k], now[k]))  # type: ignore[literal-required]
+            for k in BOOT_KEYS if ran[k] != now[k]]  # type: ignore[literal-required]
+    return out + consequences(manifest, out, command_disagrees(manifest, tbl))
+
+
+def consequences(manifest: Manifest, causes: List[Disagreement],
+                 commands: List[Disagreement]) -> List[Disagreement]:
+    """The command disagreements: in full for boots no cause above explains;
+    one line counting the rest (a changed counter, request or boot changes
+    the guest command of every boot run it concerns)."""
+    boot_of = {s["name"]: s["boot"] for s in manifest["scenarios"]}
+    explained = {boot_of.get(n, n) for d in causes for n in d.names}
+    everything = any(not d.names for d in causes)
+    rest = [d for d in commands if everything or set(d.names) & explained]
+    out = [d for d in commands if d not in rest]
+    if rest:
+        out.append(Disagreement(tuple(sorted({n for d in rest for n in d.names})),
+                                "and so the guest command or run-guest arguments of %d boot runs" % len(rest)))
     return out
 
 
@@ -707,38 +794,49 @@ def load(raw: str) -> RawRun:
     return RawRun(manifest, loaded)
 
 
-def check_against(run: RawRun, tbl: Any, env_kernel: Optional[str]) -> None:
-    """Refused when the live table (and DMA32_KERNEL) would not judge this
-    run as what it was."""
+def table_for(manifest: Manifest) -> table.KernelTable:
+    """The table of the manifest's kernel; Refused when the project no
+    longer has that kernel."""
+    try:
+        return table.for_kernel(manifest["kernel"])
+    except ValueError as e:
+        raise Refused("this run was collected for a kernel the table does not have now: %s" % e) from e
+
+
+def check_against(run: RawRun, tbl: table.KernelTable, expect_kernel: Optional[str] = None) -> None:
+    """Refused when the table TBL would not judge this run as what it was,
+    or when the run is not for EXPECT_KERNEL (when given)."""
     m = run.manifest
-    if env_kernel and env_kernel != m["kernel"]:
-        raise Refused("this run was collected with %s as the demo's kernel (%s the other), and DMA32_KERNEL is %s:"
-                      " judging it would label its boots wrongly. Re-judge with KERNEL=%s, or run"
-                      " 'make demo KERNEL=%s'" % (m["kernel"], m["other_kernel"], env_kernel, m["kernel"],
-                                                 env_kernel))
+    if expect_kernel and expect_kernel != m["kernel"]:
+        raise Refused("this run was collected with %s as the demo's kernel (%s the other), and you asked for %s:"
+                      " its rows are %s's. Re-judge with KERNEL=%s, or run 'make demo KERNEL=%s'" % (
+                          m["kernel"], m["other_kernel"], expect_kernel, m["kernel"], m["kernel"], expect_kernel))
+    if tbl.kernel != m["kernel"]:
+        raise Refused("this run was collected for kernel %s, the table given is %s's" % (m["kernel"], tbl.kernel))
     changed = table_disagrees(m, tbl)
-    names = sorted({p.split(":")[0].split(" ")[-1] if p.startswith("boot ") else p.split(":")[0].split(" ")[0]
-                    for p in changed})
-    refuse("the table has changed what this run measured", changed,
-           "Its checks would judge numbers of another request. Run the scenarios again: make demo ONLY='%s'" % (
-               "|".join(re.escape(n) for n in names)))
+    on_boot = {b: [s["name"] for s in m["scenarios"] if s["boot"] == b] for b in m["boots"]}
+    names = sorted({x for d in changed for n in d.names for x in on_boot.get(n, [n])})
+    rerun = ("make demo ONLY='%s'" % "|".join(re.escape(n) for n in names)
+             if changed and all(d.names for d in changed) else "make demo")
+    refuse("the table has changed what this run measured", [d.text for d in changed],
+           "Its checks would judge numbers of another request. Run the scenarios again: %s" % rerun)
 
 
 Judging = Dict[str, Any]   # scenario name -> the live table's Scenario (check, expect, kind)
 ClaimFn = Callable[[Dict[str, Record], Dict[str, Optional[BootInfo]], Dict[str, Dict[int, float]]], Optional[table.ClaimParts]]
 
 
-def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]],
-             versions: Dict[str, str]) -> Results:
+def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]]) -> Results:
     """results.json from loaded raw/ and what judges it: judging[name]'s
-    check, expect and kind, and the claims as (quote, function)."""
+    check, expect and kind, and the claims as (quote, function). Every
+    boot's record is held to every column's definition (as code) before a
+    repeated row combines them."""
     m = run.manifest
     records = []
     for spec in m["scenarios"]:
         boot = m["boots"][spec["boot"]]
-        records.append(combine([make_record(spec, boot, judging[spec["name"]], m, run.boots[r["name"]])
-                                for r in boot["runs"]]))
-    records = [table.apply_definitions(r) for r in records]   # every column's definition, as code
+        records.append(combine([table.apply_definitions(
+            make_record(spec, boot, judging[spec["name"]], m, run.boots[r["name"]])) for r in boot["runs"]]))
     firsts = {b: run.boots[spec["runs"][0]["name"]] for b, spec in m["boots"].items() if spec["runs"]}
     infos = {b: loaded.info for b, loaded in firsts.items()}
     sweeps = {b: loaded.sweep for b, loaded in firsts.items()}
@@ -775,8 +873,8 @@ def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]
     return {
         "schema": SCHEMA,
         "kernel": m["kernel"],
-        "versions": versions,
-        "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "versions": m["versions"],
+        "build": m["build"],
         "collected": m["started"],
         "seconds": m["seconds"],
         "kernel_counters_present": kernel_counters,
@@ -796,25 +894,16 @@ def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]
     }
 
 
-def judging_of(tbl: Any) -> Judging:
-    return {s.name: s for s in tbl.SCENARIOS}
+def judging_of(tbl: table.KernelTable) -> Judging:
+    return {s.name: s for s in tbl.scenarios}
 
 
-def judge(raw: str, versions_txt: str, tbl: Any = table, env_kernel: Optional[str] = None) -> Results:
-    """raw/ -> results.json's content; Refused when raw/ cannot be judged
-    as what it was (see the module's docstring)."""
+def judge(raw: str, expect_kernel: Optional[str] = None, tbl: Optional[table.KernelTable] = None) -> Results:
+    """raw/ -> results.json's content, judged with the table of the run's
+    kernel (or TBL); Refused when raw/ cannot be judged as what it was, or
+    was collected for another kernel than EXPECT_KERNEL (see the module's
+    docstring). Reads raw/ and the table alone: no environment, no clock."""
     run = load(raw)
-    check_against(run, tbl, env_kernel)
-    return evaluate(run, judging_of(tbl), tbl.CLAIMS, versions_dict(versions_txt))
-
-
-def versions_dict(path: str) -> Dict[str, str]:
-    """build/versions.txt, as setup-host writes it: 'NAME<TAB>VERSION' lines."""
-    d = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                k, tab, v = line.rstrip("\n").partition("\t")
-                if tab:
-                    d[k] = v
-    return d
+    tbl = tbl or table_for(run.manifest)
+    check_against(run, tbl, expect_kernel)
+    return evaluate(run, judging_of(tbl), tbl.claims)

@@ -14,7 +14,7 @@ and judge refuses a manifest of another version.
 """
 from typing import Any, Dict, List, Optional, Tuple, TypedDict
 
-SCHEMA = 3
+SCHEMA = 4
 
 
 # --- raw/manifest.json (collect) ---------------------------------------------
@@ -31,8 +31,28 @@ class RunStatus(TypedDict, total=False):
 class BootRun(TypedDict):
     """One boot of a configuration: NAME, or NAME~2, NAME~3 for repeats."""
     name: str
-    argv: List[str]                 # run-guest's arguments (the guest command left out)
+    argv: List[str]                 # run-guest's arguments but --status (raw/NAME.status.json) and --run
+    command: str                    # the guest command (run-guest --run), exactly
     status: Optional[RunStatus]     # None: run-guest wrote no status
+    proc_version: Optional[str]     # the guest's /proc/version; None: it printed none
+
+
+class FileIdentity(TypedDict):
+    path: str
+    sha256: Optional[str]           # None: the file was not there
+
+
+class KernelIdentity(TypedDict):
+    bzimage: FileIdentity
+    initramfs: FileIdentity
+    proc_version: Optional[str]     # what the first guest on this kernel said
+
+
+class BuildIdentity(TypedDict):
+    """What a run booted (identity.build_identity)."""
+    git_describe: Optional[str]     # git describe --always --dirty of the project
+    qemu: FileIdentity
+    kernels: Dict[str, KernelIdentity]
 
 
 class BootSpec(TypedDict):
@@ -82,10 +102,13 @@ class SweepSpec(TypedDict):
 class Manifest(TypedDict):
     schema: int
     complete: bool                  # False until the last boot has run
-    kernel: str                     # the demo's kernel (DMA32_KERNEL)
+    kernel: str                     # the demo's kernel (judge takes the table of this one)
     other_kernel: str               # the one the headline rows ran on again
-    started: str
+    started: str                    # when collect started (UTC): the run's one time stamp
     seconds: Optional[int]
+    versions: Dict[str, str]        # build/versions.txt as of the run: package -> version
+    build: BuildIdentity
+    guest_opts: List[str]           # run-guest options from collect's command line (--kernel, --initramfs)
     runs_asked: int                 # dma32ctl --runs
     counters: Dict[str, str]        # record key -> the kernel file dma32ctl read
     levels: List[str]               # counters reported as levels, not deltas
@@ -123,6 +146,7 @@ class PerBoot(TypedDict):
     guest_ok: bool
     showed: str
     log: Optional[str]
+    definitions_broken: List[str]
 
 
 class Record(TypedDict, total=False):
@@ -215,6 +239,8 @@ class Record(TypedDict, total=False):
     expect: str
     as_expected: bool
     showed: str
+    definitions_broken: List[str]   # "column: what breaks it" (table.apply_definitions); a repeated
+                                    # row's, "boot N: ..." for every boot's
     # a row whose boot ran several times
     median_boot: int
     median: Dict[str, Any]
@@ -294,9 +320,9 @@ class Summary(TypedDict):
 class Results(TypedDict):
     schema: int
     kernel: str
-    versions: Dict[str, str]
-    generated: str
-    collected: str
+    versions: Dict[str, str]        # the manifest's
+    build: BuildIdentity            # the manifest's
+    collected: str                  # the manifest's "started"
     seconds: Optional[int]
     kernel_counters_present: List[str]
     boots: Dict[str, BootResult]

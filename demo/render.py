@@ -2,6 +2,7 @@
 memory-map figures (gnuplot; memmap.py) and report.md (from report.md.in).
 Reads results.json only (and bench.md, the benchmark's own part, when make
 bench has written one)."""
+import json
 import os
 import re
 import shutil
@@ -9,7 +10,7 @@ import string
 import subprocess
 from typing import Any, Callable, Dict, NamedTuple, Tuple
 
-from . import memmap, table
+from . import identity, memmap, table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -504,6 +505,20 @@ def claims_table(results):
     return "\n".join(out)
 
 
+def build_line(build):
+    """The run's build identity in a few words: git describe, and the first
+    12 hex digits of each binary's sha256."""
+    if not build:
+        return "not recorded"
+
+    def short(f):
+        return (f.get("sha256") or "missing")[:12]
+    kernels = ["Linux %s bzImage %s, initramfs %s" % (v, short(k["bzimage"]), short(k["initramfs"]))
+               for v, k in build["kernels"].items()]
+    return "%s; %s; QEMU %s" % (build.get("git_describe") or "no git describe", "; ".join(kernels),
+                                short(build["qemu"]))
+
+
 def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None):
     recs = results["scenarios"]
     rows = ["| scenario | boot | backs | what it must show | what it showed |", "|---|---|---|---|---|"]
@@ -543,7 +558,7 @@ def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None)
         claims_table=claims_table(results),
         topic_tables=topic_tables(results),
         definitions="\n".join("* *%s*: %s." % (c, d) for c, d, _ in table.DEFINITIONS),
-        generated=results["generated"], seconds=fmt(results["seconds"]),
+        collected=results["collected"], seconds=fmt(results["seconds"]), build=build_line(results.get("build")),
         versions=", ".join("%s %s" % kv for kv in results["versions"].items()) or "build/versions.txt missing",
         table=table_txt,
         summary="\n".join("* " + s for s in summary if s != speedup_line(results)),
@@ -569,10 +584,28 @@ def render(results, report):
     figures = memmap.draw(results, report)
     with open(os.path.join(report, "table.txt"), "w") as f:
         f.write(table_txt + "\n\n" + "\n".join(summary) + "\n")
-    bench_md = None
-    if os.path.exists(os.path.join(report, "bench.md")):
-        with open(os.path.join(report, "bench.md")) as f:
-            bench_md = f.read().rstrip("\n")
+    bench_md, bench_left_out = bench_part(results, report)
     with open(os.path.join(report, "report.md"), "w") as f:
-        f.write(report_md(results, table_txt, summary, img, img_err, bench_md, figures))
-    return img, img_err
+        f.write(report_md(results, table_txt, summary, img, img_err, bench_md or bench_left_out, figures))
+    return img, img_err, bench_left_out
+
+
+def bench_part(results, report):
+    """(make bench's bench.md, None) when its bench-manifest.json says it
+    ran on the kernel and the build of this run; (None, why it is left
+    out) when it did not; (None, None) without a bench.md."""
+    if not os.path.exists(os.path.join(report, "bench.md")):
+        return None, None
+    try:
+        with open(os.path.join(report, "bench-manifest.json")) as f:
+            bench = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        return None, "bench.md left out: it has no readable bench-manifest.json (%s); run 'make bench' again" % e
+    kernel = results["kernel"]
+    if bench.get("kernel") != kernel or not identity.same_build(bench.get("build") or {}, results.get("build") or {},
+                                                                kernel):
+        return None, ("bench.md left out: it was measured on Linux %s (%s), this run on Linux %s (%s);"
+                      " run 'make bench' again" % (bench.get("kernel"), build_line(bench.get("build")), kernel,
+                                                   build_line(results.get("build"))))
+    with open(os.path.join(report, "bench.md")) as f:
+        return f.read().rstrip("\n"), None

@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
-"""Each claim row's check, and each column's definition, fed a recorded
-result altered as a misbehaving kernel, driver or boot would produce it:
-the check must fail. The recorded run (demo/tests/fixtures/recorded/) is
-judged once; every case below takes one of its records, changes what the
-misbehaviour would change, and calls the row's own check (table.py) or
-table.definition_failures on it. The row as recorded must pass, the
-altered one must not: a check that passes both is one that cannot fail.
-A row the recording lacks is skipped, saying so. KTAP; no guest.
+"""Each row's check, and each column's definition, fed a recorded result
+altered as a misbehaving kernel, driver or boot would produce it: the check
+or the definition must fail. The recorded run
+(demo/tests/fixtures/recorded/) is judged once; every case below takes one
+of its records, changes what the misbehaviour would change, and calls the
+row's own check (table.py) or table.definition_failures on it. The row as
+recorded must pass, the altered one must not: a check that passes both is
+one that cannot fail. Every check (each ex_* function of table.py) and
+every definition (each _def_* function, all of them in table.DEFINITIONS)
+is found by name, and one without a misbehaving case fails the suite. A
+row the recording lacks is skipped, saying so. KTAP; no guest.
+
+mutation.py imports the cases (check_cases, definition_cases) to run them
+against mutated definitions.
 """
 import copy
+import inspect
 import json
 import os
 import shutil
@@ -21,19 +28,18 @@ FIXTURE = os.path.join(TOP, "demo", "tests", "fixtures", "recorded")
 sys.path.insert(0, TOP)
 sys.dont_write_bytecode = True
 with open(os.path.join(FIXTURE, "manifest.json")) as _f:
-    os.environ["DMA32_KERNEL"] = json.load(_f)["kernel"]
+    KERNEL = json.load(_f)["kernel"]
 from demo.tests import ktap  # noqa: E402
 from demo import table  # noqa: E402
 
 GIB = 1 << 30
-results = []
 
 
 def judged():
     scratch = tempfile.mkdtemp(prefix="demo-checks-")
     try:
         shutil.copytree(FIXTURE, os.path.join(scratch, "raw"))
-        env = dict(os.environ, DMA32_TOP=TOP, DMA32_BUILD=os.path.join(scratch, "build"))
+        env = dict(os.environ, DMA32_TOP=TOP, DMA32_BUILD=os.path.join(scratch, "build"), PYTHONDONTWRITEBYTECODE="1")
         r = subprocess.run([sys.executable, "-m", "demo", "judge", "--report", scratch], cwd=TOP, env=env,
                            capture_output=True, text=True)
         if r.returncode != 0:
@@ -212,6 +218,50 @@ def driver_bounced(rec, info):
     rec["driver_bounced"] = 3
 
 
+def request_failed(rec, info):
+    rec.update(ok=False, errno="ENOMEM")
+
+
+def wrote_instead_of_faulting(rec, info):
+    """The device wrote to the raw address above 4 GiB: no fault, no error."""
+    rec.update(ok=True, errno=None, device_faults=0)
+
+
+def fewer_faults_than_high_mappings(rec, info):
+    rec["device_faults"] = (rec["mappings_above_4g"] or 1) - 1
+
+
+def bounced_below_reach(rec, info):
+    """One bounce more than there are mappings above 4 GiB."""
+    rec["swiotlb_bounced"] = rec["driver_bounced"] = (rec["mappings_above_4g"] or 0) + 1
+
+
+def blocks_left_whole(rec, info):
+    """The aging left as many free 1 MiB blocks in ZONE_DMA32 as the request wants."""
+    counts = info["buddyinfo_pressed"]["DMA32"]
+    counts[8] += rec["count"]
+
+
+def served_whole(rec, info):
+    rec.update(ok=True, errno=None, buffers=rec["count"])
+
+
+def fewer_buffers_than_blocks(rec, info):
+    rec["buffers"] = 0
+
+
+def canary_changed(rec, info):
+    rec["alias_canary_errors"] = 1
+
+
+def alias_not_verified(rec, info):
+    rec["buffers_verified"] = 0
+
+
+def device_fault(rec, info):
+    rec["device_faults"] = 1
+
+
 def every_device_bound(rec, info):
     rec["per_device"] = [dict(rec["per_device"][0], device="/dev/dma32demo%d" % i) for i in range(rec["devices"])]
 
@@ -269,6 +319,23 @@ CASES = [
     ("gart32-before-streaming", "every device bound in a 32 MiB aperture", every_device_bound),
     ("gart32-before-streaming", "no aperture page held by coherent memory", no_aperture_held),
     ("gart32-before-streaming", "no mapping refused", nothing_refused),
+    ("dma32-streaming-dma32", "a bounce where the zone makes none", bounce_where_none),
+    ("dma32-streaming-dma32", "the request failed", request_failed),
+    ("dma32-unsafe-raw", "the device wrote above its reach instead of faulting", wrote_instead_of_faulting),
+    ("dma32-unsafe-raw", "fewer device faults than mappings above 4 GiB", fewer_faults_than_high_mappings),
+    ("nodma32-streaming", "a bounce of a mapping below 4 GiB", bounced_below_reach),
+    ("nodma32-streaming", "a boot that did not empty ZONE_DMA32", zone_not_emptied),
+    ("nodma32-streaming", "the request failed", request_failed),
+    ("dma32-2G-streaming", "a bounce of a mapping below 4 GiB", bounced_below_reach),
+    ("dma32-2G-streaming", "the request failed", request_failed),
+    ("pressure-coherent-64M", "an aging that left enough free 1 MiB blocks", blocks_left_whole),
+    ("pressure-coherent-64M", "the whole request served", served_whole),
+    ("pressure-coherent-64M", "fewer buffers than there were free blocks", fewer_buffers_than_blocks),
+    ("pressure-streaming-dma32", "GFP_DMA32 pages outside ZONE_DMA32", dma32_pages_elsewhere),
+    ("pressure-streaming-dma32", "a bounce", bounce_where_none),
+    ("truncation-alias", "a canary byte of a window changed", canary_changed),
+    ("truncation-alias", "the alias not verified", alias_not_verified),
+    ("truncation-alias", "a device fault", device_fault),
 ]
 
 
@@ -314,10 +381,6 @@ def more_high_mappings(rec):
     rec["mappings_above_4g"] = rec["mappings"] + 1
 
 
-def median_not_shown(rec):
-    rec["median"]["driver_bounced"] = rec["max"]["driver_bounced"] + 1
-
-
 def copies_over_model(rec):
     rec["swiotlb_bounced_bytes_sync"] = 3 * table.requested_bytes(rec)
 
@@ -355,54 +418,142 @@ def refused_by_nobody_on_gart(rec):
     rec["gart_full"] = 0
 
 
+def zone_dma_over_managed(rec):
+    rec["zone_dma_pages_used"] = rec["zone_dma_managed"] * (rec.get("devices") or 1) + 1
+
+
+def more_devices_ok(rec):
+    rec["per_device"] = rec["per_device"] + [dict(rec["per_device"][0], device="/dev/dma32demo-extra")]
+
+
+def mbps_off(rec):
+    rec["mbps"] = rec["mbps"] + 100
+
+
+# (row, what breaks, alter(rec), the definition that must catch it)
 DEF_CASES = [
-    ("dma32-streaming", "more mappings above 4 GiB than mappings", more_high_mappings),
-    ("nodma32-streaming", "a repeated row whose median is not what it shows", median_not_shown),
-    ("dma32-streaming", "more than two bytes copied per byte requested", copies_over_model),
-    ("dma32-streaming", "the kernel and the driver count different bounces", counters_disagree),
-    ("dma32-streaming", "swiotlb bounces beyond the driver's plus its refused segments", swiotlb_beyond_refused),
-    ("dma32-streaming", "the driver counts more bounces than swiotlb", driver_over_swiotlb),
-    ("nodma32-coherent", "fallbacks that brought no ZONE_DMA pages", fallbacks_without_pages),
-    ("big-streaming", "more pages above 4 GiB than pages", more_high_pages),
-    ("bits24-coherent", "a fallback counted for a 24-bit mask", fallback_for_24bit_mask),
+    ("dma32-streaming", "more mappings above 4 GiB than mappings", more_high_mappings, table._def_mappings),
+    ("dma32-streaming", "more than two bytes copied per byte requested", copies_over_model, table._def_copied),
+    ("dma32-streaming", "the kernel and the driver count different bounces", counters_disagree, table._def_bounced),
+    ("dma32-streaming", "swiotlb bounces beyond the driver's plus its refused segments", swiotlb_beyond_refused,
+     table._def_bounced),
+    ("dma32-streaming", "the driver counts more bounces than swiotlb", driver_over_swiotlb, table._def_bounced),
+    ("nodma32-coherent", "fallbacks that brought no ZONE_DMA pages", fallbacks_without_pages, table._def_fallbacks),
+    ("big-streaming", "more pages above 4 GiB than pages", more_high_pages, table._def_pages),
+    ("bits24-coherent", "a fallback counted for a 24-bit mask", fallback_for_24bit_mask, table._def_fallbacks),
     ("gart-before-streaming", "mappings refused on a GART boot with no aperture refusal counted",
-     refused_by_nobody_on_gart),
+     refused_by_nobody_on_gart, table._def_refused),
+    ("dma32-coherent", "more ZONE_DMA pages than the zone manages", zone_dma_over_managed, table._def_zone_dma),
+    ("many-after-streaming-dma32", "more devices ok than the boot has", more_devices_ok, table._def_devices),
+    ("dma32-streaming", "a MB/s that is not bytes over the request's time", mbps_off, table._def_mbps),
 ]
 
 
-def main():
-    res, err = judged()
-    if res is None:
-        return ktap.emit([(False, "the recorded run judged", err.strip())], width=300)
+# The column each definition function defines, as table.DEFINITIONS says
+# (taken once: mutation.py swaps the functions in that list).
+COLUMN_OF = {fn: col for col, _, fn in table.DEFINITIONS}
+
+
+def check_cases(res, scen):
+    """[(ok, description, detail)]: every CASES and DERIVED case, through
+    the row's own check; ok None when the recording lacks the row. With
+    the checks each case covered."""
+    out, covered = [], set()
     recs = {r["name"]: r for r in res["scenarios"]}
-    scen = {s.name: s for s in table.SCENARIOS}
     for name, what, alter in CASES:
         desc = "%s: %s fails its check" % (name, what)
         if name not in recs or name not in scen:
-            results.append((None, desc, "row not in the recorded run"))
+            out.append((None, desc, "row not in the recorded run"))
             continue
         rec, info = recs[name], res["boots"][recs[name]["boot"]]
         base_ok, base_txt = scen[name].check(copy.deepcopy(rec), copy.deepcopy(info))
         r2, i2 = copy.deepcopy(rec), copy.deepcopy(info)
         alter(r2, i2)
         ok, txt = scen[name].check(r2, i2)
-        results.append((base_ok and not ok, desc, "as recorded %s (%s); altered %s (%s)" % (
-            base_ok, base_txt, ok, txt)))
+        out.append((base_ok and not ok, desc, "as recorded %s (%s); altered %s (%s)" % (base_ok, base_txt, ok, txt)))
+        covered.add(scen[name].check)
     # Rows the recording lacks (their boots are new): a recorded row made
     # into the expected outcome, then the misbehaviour; both through the
     # new row's own check.
     for name, src, make, what, alter in DERIVED:
         desc = "%s (derived from %s): %s fails its check" % (name, src, what)
         if src not in recs:
-            results.append((None, desc, "source row not in the recorded run"))
+            out.append((None, desc, "source row not in the recorded run"))
             continue
         rec, info = copy.deepcopy(recs[src]), copy.deepcopy(res["boots"][recs[src]["boot"]])
         make(rec, info)
         base_ok, base_txt = scen[name].check(copy.deepcopy(rec), copy.deepcopy(info))
         alter(rec, info)
         ok, txt = scen[name].check(rec, info)
-        results.append((base_ok and not ok, desc, "expected outcome %s (%s); altered %s (%s)" % (
+        out.append((base_ok and not ok, desc, "expected outcome %s (%s); altered %s (%s)" % (
             base_ok, base_txt, ok, txt)))
+        covered.add(scen[name].check)
+    return out, covered
+
+
+def definition_cases(res):
+    """[(ok, description, detail)]: every DEF_CASES case through
+    table.definition_failures, and the one allowed difference; with the
+    definitions each case caught."""
+    out, covered = [], set()
+    recs = {r["name"]: r for r in res["scenarios"]}
+    for name, what, alter, definition in DEF_CASES:
+        col = COLUMN_OF.get(definition)
+        desc = "definitions: %s (%s) breaks %s" % (what, name, col)
+        if name not in recs:
+            out.append((None, desc, "row not in the recorded run"))
+            continue
+        before = table.definition_failures(recs[name])
+        r2 = copy.deepcopy(recs[name])
+        alter(r2)
+        after = table.definition_failures(r2)
+        ok = not before and col in [c for c, _ in after]
+        out.append((ok, desc, "as recorded %s; altered %s" % (before, after)))
+        if ok:
+            covered.add(definition)
+    # The one allowed difference: bounces of refused maps, up to their segments
+    desc = "definitions: swiotlb bounced up to the refused maps' segments over the driver's keeps it"
+    if "dma32-streaming" in recs:
+        r2 = copy.deepcopy(recs["dma32-streaming"])
+        r2["map_failed_segments"] = 2
+        r2["swiotlb_bounced"] = (r2["driver_bounced"] or 0) + 2
+        after = table.definition_failures(r2)
+        out.append((not after, desc, "altered %s" % after))
+    else:
+        out.append((None, desc, "row not in the recorded run"))
+    return out, covered
+
+
+def functions(prefix):
+    """table.py's own functions whose name starts with PREFIX, by name."""
+    return {n: f for n, f in inspect.getmembers(table, inspect.isfunction)
+            if n.startswith(prefix) and f.__module__ == table.__name__}
+
+
+def coverage(checked, defined):
+    """Every check and every definition found by name has a case that
+    caught it misbehaving."""
+    checks = functions("ex_")
+    missing = sorted(n for n, f in checks.items() if f not in checked)
+    out = [(not missing, "every check (%d ex_* functions in table.py) has a misbehaving case that fails it" %
+            len(checks), "no case for %s" % ", ".join(missing))]
+    definitions = functions("_def_")
+    listed = {fn for _, _, fn in table.DEFINITIONS}
+    unlisted = sorted(n for n, f in definitions.items() if f not in listed)
+    out.append((not unlisted, "every _def_* function in table.py is one of table.DEFINITIONS",
+                "not in DEFINITIONS: %s" % ", ".join(unlisted)))
+    missing = sorted(fn.__name__ for fn in listed if fn not in defined)
+    out.append((not missing, "every definition (%d in table.DEFINITIONS) has a misbehaving case that breaks it" %
+                len(listed), "no case for %s" % ", ".join(missing)))
+    return out
+
+
+def main():
+    res, err = judged()
+    if res is None:
+        return ktap.emit([(False, "the recorded run judged", err.strip())], width=300)
+    scen = {s.name: s for s in table.for_kernel(KERNEL).scenarios}
+    results, checked = check_cases(res, scen)
     for before, after, setting in table.PAIRS:
         diff = table.pair_differences(before, after, setting)
         results.append((not diff and setting in table.SETTINGS,
@@ -412,29 +563,12 @@ def main():
     results.append(("context" in kinds and all(scen[n].kind == "context" for n in ("dma32-unsafe-raw",
                                                                                      "truncation-alias")),
                     "unsafe-raw and truncation are context rows, not seed claims", sorted(kinds)))
-    for name, what, alter in DEF_CASES:
-        desc = "definitions: %s (%s) breaks one" % (what, name)
-        if name not in recs:
-            results.append((None, desc, "row not in the recorded run"))
-            continue
-        before = table.definition_failures(recs[name])
-        r2 = copy.deepcopy(recs[name])
-        alter(r2)
-        after = table.definition_failures(r2)
-        results.append((not before and bool(after), desc, "as recorded %s; altered %s" % (before, after)))
-    # The one allowed difference: bounces of refused maps, up to their segments
-    desc = "definitions: swiotlb bounced up to the refused maps' segments over the driver's keeps it"
-    if "dma32-streaming" in recs:
-        r2 = copy.deepcopy(recs["dma32-streaming"])
-        r2["map_failed_segments"] = 2
-        r2["swiotlb_bounced"] = (r2["driver_bounced"] or 0) + 2
-        after = table.definition_failures(r2)
-        results.append((not after, desc, "altered %s" % after))
-    else:
-        results.append((None, desc, "row not in the recorded run"))
+    cases, defined = definition_cases(res)
+    results += cases
     broken = [(r["name"], r.get("definitions_broken")) for r in res["scenarios"] if r.get("definitions_broken")]
     results.append((all("definitions_broken" in r for r in res["scenarios"]) and not broken,
                     "definitions: the judge checked every recorded row and none breaks one", broken))
+    results += coverage(checked, defined)
     return ktap.emit(results)
 
 

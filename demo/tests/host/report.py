@@ -9,6 +9,8 @@ counts, computed here on their own), the printed table and summary,
 report.md, the memory-map figures and the exit status of `python3 -m demo
 verdict`. KTAP; no guest is booted.
 """
+import copy
+import dataclasses
 import json
 import os
 import re
@@ -22,12 +24,12 @@ FIXTURE = os.path.join(TOP, "demo", "tests", "fixtures", "recorded")
 sys.path.insert(0, TOP)
 sys.dont_write_bytecode = True
 # The fixture's manifest says which kernel was the demo's when it was
-# recorded; judge refuses another, whatever KERNEL= this test run has.
+# recorded; judge takes that kernel's table, whatever KERNEL= this test
+# run has.
 with open(os.path.join(FIXTURE, "manifest.json")) as _f:
     MANIFEST = json.load(_f)
-os.environ["DMA32_KERNEL"] = MANIFEST["kernel"]
 from demo.tests import ktap  # noqa: E402
-from demo import judge, render, table  # noqa: E402
+from demo import collect, judge, render, table  # noqa: E402
 from demo.tests import golden  # noqa: E402
 
 results = []
@@ -37,10 +39,9 @@ def check(desc, cond, diag=""):
     results.append((bool(cond), desc, diag))
 
 
-def demo(report, *cmd, kernel=None):
-    env = dict(os.environ, DMA32_TOP=TOP, DMA32_BUILD=os.path.join(report, "build"))
-    if kernel:
-        env["DMA32_KERNEL"] = kernel
+def demo(report, *cmd, **environment):
+    env = dict(os.environ, DMA32_TOP=TOP, DMA32_BUILD=os.path.join(report, "build"), PYTHONDONTWRITEBYTECODE="1",
+               **environment)
     return subprocess.run([sys.executable, "-m", "demo", *cmd, "--report", report], cwd=TOP, env=env,
                           capture_output=True, text=True)
 
@@ -69,48 +70,95 @@ def prepare(scratch, name, mutate=None, rendered=False):
     return res, verdict, md
 
 
-def judged(scratch, name, mutate, kernel=None):
+def judged(scratch, name, mutate, *options, **environment):
     """judge on a copy of the recorded run changed by mutate(raw_dir)."""
     report = os.path.join(scratch, name)
     shutil.copytree(FIXTURE, os.path.join(report, "raw"))
     mutate(os.path.join(report, "raw"))
-    return demo(report, "judge", kernel=kernel)
+    return demo(report, "judge", *options, **environment)
 
 
 def live_table(**changes):
-    """The live table with one scenario changed: changes = {name: {field: value}}."""
-    import dataclasses
-    import types
-    scen = [dataclasses.replace(s, **changes[s.name]) if s.name in changes else s for s in table.SCENARIOS]
-    return types.SimpleNamespace(SCENARIOS=scen, BOOT=table.BOOT, CLAIMS=table.CLAIMS)
+    """The table of the recorded run's kernel with one scenario changed:
+    changes = {name: {field: value}}."""
+    tbl = table.for_kernel(MANIFEST["kernel"])
+    return dataclasses.replace(tbl, scenarios=tuple(
+        dataclasses.replace(s, **changes[s.name]) if s.name in changes else s for s in tbl.scenarios))
+
+
+def refusal(module=table, **changes):
+    """judge's refusal of the recorded run with constants of MODULE (the
+    table, or collect) changed, and restored after: the message, or None
+    when it judged the run."""
+    saved = {k: copy.deepcopy(getattr(module, k)) for k in changes}
+    try:
+        for k, v in changes.items():
+            setattr(module, k, v)
+        judge.judge(FIXTURE)
+        return None
+    except judge.Refused as e:
+        return str(e)
+    finally:
+        for k, v in saved.items():
+            setattr(module, k, v)
 
 
 def refusals(scratch):
     """raw/ that cannot be judged as what it was: refused, one message."""
-    r = judged(scratch, "other-kernel", lambda raw: None,
-               kernel=next(k for k in ("6.1", "6.12") if k != MANIFEST["kernel"]))
-    check("refused: re-judging under another DMA32_KERNEL, saying which kernel the run was collected with",
-          r.returncode == 1 and "collected with %s as the demo's kernel" % MANIFEST["kernel"] in r.stderr,
-          "exit %d: %s" % (r.returncode, r.stderr))
+    other = next(k for k in table.KERNELS if k != MANIFEST["kernel"])
+    r = judged(scratch, "other-kernel", lambda raw: None, "--kernel-version", other)
+    check("refused: judging for another kernel (judge --kernel-version), saying which kernel the run was"
+          " collected with", r.returncode == 1 and "collected with %s as the demo's kernel" % MANIFEST["kernel"]
+          in r.stderr, "exit %d: %s" % (r.returncode, r.stderr))
+    r = judged(scratch, "environment", lambda raw: None, DMA32_KERNEL=other)
+    with open(os.path.join(scratch, "environment", "results.json")) as f:
+        kernel = json.load(f)["kernel"] if r.returncode == 0 else None
+    check("not refused: judge reads no environment (DMA32_KERNEL=%s): the table of the run's kernel, %s" % (
+        other, MANIFEST["kernel"]), r.returncode == 0 and kernel == MANIFEST["kernel"], r.stderr)
     first = MANIFEST["scenarios"][0]["name"]
     try:
-        judge.judge(FIXTURE, "/nonexistent", tbl=live_table(**{first: {"count": 16}}),
-                    env_kernel=MANIFEST["kernel"])
+        judge.judge(FIXTURE, tbl=live_table(**{first: {"count": 16}}))
         msg = None
     except judge.Refused as e:
         msg = str(e)
     check("refused: a table edit that changes a request, naming the scenario and the count",
           msg and "%s: count was" % first in msg and "make demo ONLY=" in msg, msg)
     try:
-        judge.judge(FIXTURE, "/nonexistent", tbl=live_table(**{first: {"name": first + "-renamed"}}),
-                    env_kernel=MANIFEST["kernel"])
+        judge.judge(FIXTURE, tbl=live_table(**{first: {"name": first + "-renamed"}}))
         msg = None
     except judge.Refused as e:
         msg = str(e)
     check("refused: a scenario that ran but is no longer in the table",
           msg and "%s ran, but the table has no such scenario now" % first in msg, msg)
-    res = judge.judge(FIXTURE, "/nonexistent", env_kernel=MANIFEST["kernel"], tbl=live_table(
-        **{first: {"check": lambda rec, info: (False, "changed check")}}))
+    counters = dict(table.COUNTERS, swiotlb_bounced="/sys/kernel/debug/swiotlb/io_tlb_elsewhere")
+    msg = refusal(COUNTERS=counters)
+    check("refused: COUNTERS[\"swiotlb_bounced\"] pointed at another file, naming the counter and both files",
+          msg and "counter swiotlb_bounced: %s when it ran, the table now says %s" % (
+              MANIFEST["counters"]["swiotlb_bounced"], counters["swiotlb_bounced"]) in msg, msg)
+    msg = refusal(COUNTERS=dict(table.COUNTERS, new_counter="/sys/kernel/debug/swiotlb/io_tlb_new"))
+    check("refused: a counter the run did not read, before any check can read it (no KeyError)",
+          msg and "counter new_counter: not read when it ran" in msg, msg)
+    msg = refusal(RUNS=16)
+    check("refused: RUNS=16, saying what the run asked for", msg and "runs_asked was %d when it ran, the table"
+          " now says 16" % MANIFEST["runs_asked"] in msg, msg)
+    msg = refusal(LEVELS=set(table.LEVELS) - {"swiotlb_used"})
+    check("refused: a counter reported as a delta that the run reported as a level", msg and "levels was" in msg,
+          msg)
+    msg = refusal(SWEEP_REPEAT=table.SWEEP_REPEAT + 1)
+    check("refused: another sweep than the run's", msg and "sweep was" in msg, msg)
+    msg = refusal(collect, GUEST_FILES=collect.GUEST_FILES[:-1])
+    check("refused: a guest command the table would now build otherwise, naming the boot and the difference",
+          msg and "boot today (today): the guest command the table builds now differs at character" in msg, msg)
+    try:
+        judge.judge(FIXTURE, tbl=live_table(**{first: {"check": lambda rec, info: (rec["no_such_counter"], "")}}))
+        msg = None
+    except judge.Refused as e:
+        msg = str(e)
+    except KeyError as e:
+        msg = "KeyError %s" % e
+    check("refused: a check that reads a figure the run's records lack, naming the scenario and the key",
+          msg and msg.startswith("the check of %s" % first) and "'no_such_counter'" in msg, msg)
+    res = judge.judge(FIXTURE, tbl=live_table(**{first: {"check": lambda rec, info: (False, "changed check")}}))
     r0 = rec(res, first)
     check("not refused: a table edit that changes only a check re-judges the run with it",
           r0["as_expected"] is False and r0["showed"] == "changed check", r0["showed"])
@@ -367,12 +415,21 @@ def check_figures(res, report, md):
     check("memory maps: report.md shows each after its boot's table", boots and not placed, placed)
 
 
+def bytecode_folders():
+    """The __pycache__ folders under demo/."""
+    return sorted(os.path.relpath(d, TOP) for d, _, _ in os.walk(os.path.join(TOP, "demo"))
+                  if os.path.basename(d) == "__pycache__")
+
+
 def main():
     scratch = tempfile.mkdtemp(prefix="demo-report-")
+    before = bytecode_folders()
     try:
         run_all(scratch)
     finally:
         shutil.rmtree(scratch)
+    new = sorted(set(bytecode_folders()) - set(before))
+    check("nothing written outside the scratch folder: no __pycache__ under demo/ from python3 -m demo", not new, new)
     return ktap.emit(results, width=300)
 
 
@@ -403,6 +460,9 @@ def run_all(scratch):
     diff = golden.mismatches(res, pinned)
     check("recorded run: every row's verdict and key figures, every claim's numbers, as in the golden list",
           not diff, "; ".join(diff[:5]))
+    unchosen = golden.unchosen_failures(pinned["rows"])
+    check("golden list: every pinned row is as expected and its guest ran, or EXPECTED_FAILURES says why not",
+          not unchosen, unchosen)
     want = 0 if all(r["as_expected"] and r["guest_ok"] for r in pinned["rows"].values()) else 1
     check("recorded run: verdict's exit status is the golden list's (%d)" % want, verdict.returncode == want,
           "exit %d, summary %s" % (verdict.returncode, res["summary"]))
@@ -456,6 +516,26 @@ def run_all(scratch):
           r["as_expected"] is False and r["per_boot"][2]["as_expected"] is False and not r["guest_ok"]
           and "boot 3" in r["showed"] and verdict.returncode == 1, r["showed"])
 
+    # A boot outside the median that breaks a column's definition: swiotlb
+    # copied 4 bytes per byte requested (more than its 2) on that boot alone.
+    median = rec(base, "nodma32-streaming")["median_boot"]
+    other = next(k for k in (1, 2, 3) if k != median)
+    run_name = "nodma32" if other == 1 else "nodma32~%d" % other
+
+    def copies_on_one_boot(raw):
+        def f(d):
+            c = d["counters"][table.COUNTERS["swiotlb_bounced_bytes_sync"]]
+            c["after"] = c["before"] + 4 * d["bytes"]
+        edit_run_json(raw, run_name, "nodma32-streaming", f)
+    res, verdict, _ = prepare(scratch, "definition-off-median", copies_on_one_boot)
+    r = rec(res, "nodma32-streaming")
+    check("repeated boots: boot %d of 3, not the median (%d), breaking a definition fails the row, naming the"
+          " boot" % (other, median), r["as_expected"] is False and r["median_boot"] == median
+          and r["per_boot"][other - 1]["definitions_broken"] and not r["per_boot"][median - 1]["definitions_broken"]
+          and any(d.startswith("boot %d: copied/B" % other) for d in r["definitions_broken"])
+          and "NOT as expected on boot %d" % other in r["showed"] and verdict.returncode == 1,
+          (r["definitions_broken"], r["showed"][:200]))
+
     # No status file at all (run-guest died before it could write one).
     res, verdict, _ = prepare(scratch, "no-status", lambda raw: set_status(raw, "ring32"))
     r = rec(res, "ring32-data64-streaming")
@@ -492,6 +572,15 @@ def run_all(scratch):
     check("not as expected: verdict names it and exits 1",
           verdict.returncode == 1 and "NOT as expected: dma32-streaming" in verdict.stdout, verdict.stdout[-300:])
     check("not as expected: report.md marks the row", "**NOT AS EXPECTED**" in md, "")
+    rows = {x["name"]: x for x in res["scenarios"]}
+    refused = golden.unchosen_failures(rows)
+    golden.EXPECTED_FAILURES["dma32-streaming"] = "a probe: the kernel's count one over the driver's"
+    try:
+        chosen = golden.unchosen_failures(rows)
+    finally:
+        del golden.EXPECTED_FAILURES["dma32-streaming"]
+    check("golden --update: refuses a run with a row not as expected, unless EXPECTED_FAILURES names it with a"
+          " reason", [x.split(":")[0] for x in refused] == ["dma32-streaming"] and chosen == [], (refused, chosen))
 
     # Address runs that disagree with the counters: a buffer's run moved
     # above 4 GiB, which the driver did not count.
