@@ -60,6 +60,31 @@ step() {
 # shellcheck disable=SC2034 # read by run-guest and run-tests
 DMA32_GUEST_TIMEOUT=300
 
+# kernel_source VERSION: the path of linux-source-VERSION, extracted
+# unpatched from Debian's tarball once (under a lock) into
+# build/sources/, wherever DMA32_BUILD points, so that every tree made from
+# it (the plain and the debug kernel, a test's scratch build) decodes the
+# 130 MB of xz once. Trees are hard-linked copies of it (cp -al): patch and
+# kbuild replace a file, never write into it, so a copy cannot change it.
+kernel_source() {
+	local version=$1 sources=$DMA32_TOP/build/sources tarball dir
+	tarball=/usr/src/linux-source-$version.tar.xz
+	dir=$sources/linux-source-$version
+	[[ -r $tarball ]] || die "$tarball missing: run scripts/setup-host first"
+	mkdir -p "$sources"
+	(
+		flock 9
+		[[ -f $dir/.extracted ]] && exit 0
+		rm -rf "$dir" "$dir.tmp"
+		mkdir -p "$dir.tmp"
+		tar -xf "$tarball" -C "$dir.tmp"
+		mv "$dir.tmp/linux-source-$version" "$dir"
+		rmdir "$dir.tmp"
+		touch "$dir/.extracted"
+	) 9>"$sources/.linux-source-$version.lock" || die "cannot extract $tarball into $sources"
+	echo "$dir"
+}
+
 # kernel_problems FILE: the lines of a console log that report a kernel
 # problem (what kernel CI greps for), each as LINE_NUMBER:TEXT. RCU's stall
 # warnings ("rcu: INFO: rcu_preempt self-detected stall on CPU") and the
