@@ -14,7 +14,9 @@ checkpatch=$kernel_tree/scripts/checkpatch.pl
 for p in guest-image/kernel-debug-patches/*.patch; do
 	# On standard input: checkpatch reads a file that git tracks as a
 	# source file (its -f mode), not as a patch.
-	if out=$("$checkpatch" --strict --no-tree --terse - <"$p" 2>&1); then
+	# From build/: with --strict, checkpatch run where a .git is (the
+	# project's root) leaves a .checkpatch-camelcase.git.* cache there.
+	if out=$(cd "$DMA32_BUILD" && "$checkpatch" --strict --no-tree --terse - <"$DMA32_TOP/$p" 2>&1); then
 		ktap_test_pass "checkpatch --strict ${p##*/}"
 	else
 		ktap_print_lines <<<"$out"
