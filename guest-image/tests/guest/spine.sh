@@ -52,6 +52,7 @@ unload_clean() {
 	insmod /lib/modules/dma32demo.ko && bound_to_driver
 }
 
+ktap_set_plan 8
 ktap_test_result "zone DMA populated" zone_present DMA
 ktap_test_result "zone DMA32 populated" zone_present DMA32
 ktap_test_result "zone Normal populated" zone_present Normal

@@ -18,6 +18,8 @@ kunit=${DMA32_KUNIT:-$build/linux/tools/testing/kunit}
 # shellcheck source=scripts/ktap_helpers.sh
 . "$top/scripts/ktap_helpers.sh"
 
+ktap_set_plan 17
+
 # diagnostics LOG: each test of LOG as kunit_parser reads it, one line per
 # diagnostic it gave that test: 'NAME<TAB>STATUS<TAB>LINE' (LINE empty for
 # a test without any), then 'errors<TAB>N'.
