@@ -18,7 +18,10 @@ FIXTURE = os.path.join(TOP, "demo", "tests", "fixtures", "bench")
 sys.path.insert(0, TOP)
 sys.dont_write_bytecode = True
 from demo.tests import ktap  # noqa: E402
-from demo import bench_guest, table  # noqa: E402
+from demo import bench_guest, identity, table  # noqa: E402
+
+# The kernel make bench ran on, as scripts/bench gives it (DMA32_KERNEL)
+KERNEL = table.KERNELS[-1]
 
 results = []
 
@@ -33,13 +36,20 @@ def report(alter=None):
             alter(raw)
         out = os.path.join(scratch, "report")
         os.mkdir(out)
+        # The guests' kernel and initramfs as scripts/bench names them: two
+        # of the recorded files stand in for them
+        booted = [os.path.join(raw, "copy.json"), os.path.join(raw, "ab.threads")]
         r = subprocess.run([sys.executable, "-m", "demo.bench_report", raw, out, os.path.join(raw, "versions.txt"),
-                            "100"], cwd=TOP, capture_output=True, text=True,
-                           env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+                            "100", *booted], cwd=TOP, capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", DMA32_KERNEL=KERNEL))
         if r.returncode != 0:
             return None, r.stderr.strip().splitlines()[-1:] or ["exit %d" % r.returncode]
         with open(os.path.join(out, "bench.json")) as f:
-            return json.load(f), None
+            bench = json.load(f)
+        with open(os.path.join(out, "bench-manifest.json")) as f:
+            bench["manifest"] = json.load(f)
+        bench["manifest"]["booted"] = [identity.file_identity(p)["sha256"] for p in booted]
+        return bench, None
     finally:
         shutil.rmtree(scratch)
 
@@ -90,6 +100,13 @@ def main():
     cc = bench["counter_cost"]
     check(cc and all(c["on"]["runs"] == c["off"]["runs"] > 0 and c["median_diff_us"] is not None for c in cc),
           "the counters' A/B has runs on both sides and a difference", cc)
+    m = bench["manifest"]
+    k = m["build"]["kernels"].get(KERNEL) or {}
+    check(m["kernel"] == bench["kernel"] == KERNEL and [(k.get(f) or {}).get("sha256") for f in ("bzimage", "initramfs")]
+          == m["booted"] and m["build"]["qemu"]["path"] and m["versions"] == identity.versions_dict(
+              os.path.join(FIXTURE, "versions.txt")),
+          "bench-manifest.json: the kernel, the sha256 of the bzImage and initramfs scripts/bench booted, the versions",
+          {x: m[x] for x in ("kernel", "booted")})
     sm = bench["summary"]
     check(sm.get("map_unmap_4k_ratio") and sm["map_unmap_4k_ratio"] > 1,
           "the summary's bounce ratio is read from the same runs", sm)

@@ -183,6 +183,57 @@ def refusals(scratch):
           r.returncode == 1 and "iommu: the kernel booted without intel_iommu=on" in r.stderr, r.stderr)
 
 
+def bench_of_other_builds(scratch, base):
+    """render takes make bench's bench.md only from the run's kernel and build."""
+    folder = os.path.join(scratch, "bench-part")
+    os.makedirs(folder)
+    with open(os.path.join(folder, "bench.md"), "w") as f:
+        f.write("## Benchmarks (`make bench`)\n")
+    res = copy.deepcopy(base)
+    kernel = res["kernel"]
+    ident = res["build"]
+    ident["qemu"]["sha256"] = "q" * 64
+    ident["kernels"][kernel]["bzimage"]["sha256"] = "b" * 64
+    ident["kernels"][kernel]["initramfs"]["sha256"] = "i" * 64
+
+    def bench_part(**bench):
+        path = os.path.join(folder, "bench-manifest.json")
+        if bench:
+            with open(path, "w") as f:
+                json.dump(dict({"kernel": kernel, "build": copy.deepcopy(ident)}, **bench), f)
+        elif os.path.exists(path):
+            os.remove(path)
+        return render.bench_part(res, folder)
+    md, why = bench_part(kernel=kernel)
+    check("bench.md of the run's kernel and build: taken into report.md", md and why is None, why)
+    md, why = bench_part(kernel=next(k for k in table.KERNELS if k != kernel))
+    check("bench.md of another kernel: left out, saying so", md is None and "left out" in why, why)
+    other = copy.deepcopy(ident)
+    other["kernels"][kernel]["bzimage"]["sha256"] = "c" * 64
+    md, why = bench_part(kernel=kernel, build=other)
+    check("bench.md of another bzImage: left out, saying so", md is None and "left out" in why, why)
+    md, why = bench_part()
+    check("bench.md without bench-manifest.json: left out, saying so", md is None and "bench-manifest.json" in why,
+          why)
+
+
+def earlier_run_removed(scratch):
+    """collect deletes raw/ and every file made from an earlier run, and
+    nothing else, before its first boot."""
+    report = os.path.join(scratch, "earlier-run")
+    raw = os.path.join(report, "raw")
+    os.makedirs(raw)
+    derived = ["results.json", "report.md", "table.txt", "throughput.png", "throughput.dat", "memmap-today.png",
+               "memmap-today.dat", "bench.md", "bench.json", "bench-manifest.json"]
+    for name in derived + ["notes.txt", "raw/today.out", "raw/manifest.json"]:
+        with open(os.path.join(report, name), "w") as f:
+            f.write("earlier\n")
+    collect.remove_earlier_run(report, raw)
+    left = sorted(os.listdir(report)) + ["raw/" + f for f in os.listdir(raw)]
+    check("collect: deletes raw/ and results.json, report.md, the figures and bench.md of an earlier run, and"
+          " nothing else", left == ["notes.txt", "raw"], left)
+
+
 def rec(res, name):
     return next(r for r in res["scenarios"] if r["name"] == name)
 
@@ -655,6 +706,8 @@ def run_all(scratch):
           r["showed"])
 
     refusals(scratch)
+    bench_of_other_builds(scratch, base)
+    earlier_run_removed(scratch)
 
     # Bad usage: one line, exit 2 / 1.
     r = demo(os.path.join(scratch, "empty"), "judge")
