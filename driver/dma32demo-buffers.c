@@ -114,7 +114,7 @@ static void d32_alias_unmap(struct d32_dev *dd, struct d32_buf *b)
 	if (b->win_lo)
 		memunmap(b->win_lo);
 	if (b->win_claimed) {
-		release_mem_region(alias_window, DMA32DEMO_ALIAS_WINDOW);
+		release_mem_region(d32_alias_window, DMA32DEMO_ALIAS_WINDOW);
 		release_mem_region(d32_alias_lo(dd), DMA32DEMO_ALIAS_WINDOW);
 	}
 	b->win_claimed = false;
@@ -126,14 +126,14 @@ static void d32_alias_unmap(struct d32_dev *dd, struct d32_buf *b)
 static int d32_alias_map(struct d32_req *rq, struct d32_buf *b)
 {
 	struct d32_dev *dd = rq->dd;
-	phys_addr_t hi = alias_window, lo = d32_alias_lo(dd);
+	phys_addr_t hi = d32_alias_window, lo = d32_alias_lo(dd);
 	size_t i;
 	int ret;
 
 	if (hi <= DMA_BIT_MASK(dd->dma_bits) ||
 	    !IS_ALIGNED(hi, DMA32DEMO_ALIAS_WINDOW)) {
 		dev_err_ratelimited(dd->dev, "truncation-alias: alias_window=%#llx must be 64 KiB aligned and beyond the device's %u address bits\n",
-				    alias_window, dd->dma_bits);
+				    d32_alias_window, dd->dma_bits);
 		return -EINVAL;
 	}
 	ret = d32_alias_check(dd, hi);
@@ -147,8 +147,8 @@ static int d32_alias_map(struct d32_req *rq, struct d32_buf *b)
 	b->win_claimed = true;
 	b->win_hi = memremap(hi, DMA32DEMO_ALIAS_WINDOW, MEMREMAP_WB);
 	/* A test can make the second map fail (inject_alias_remap_failure) */
-	if (READ_ONCE(unsafe_fault_injection) &&
-	    READ_ONCE(inject_alias_remap_failure))
+	if (READ_ONCE(d32_unsafe_fault_injection) &&
+	    READ_ONCE(d32_inject_alias_remap_failure))
 		b->win_lo = NULL;
 	else
 		b->win_lo = memremap(lo, DMA32DEMO_ALIAS_WINDOW, MEMREMAP_WB);
@@ -316,7 +316,7 @@ int d32_buf_map(struct d32_req *rq, struct d32_buf *b)
 		b->segs = kvcalloc(1, sizeof(*b->segs), GFP_KERNEL);
 		if (!b->segs)
 			return -ENOMEM;
-		b->segs[0].addr = alias_window + b->win_off;
+		b->segs[0].addr = d32_alias_window + b->win_off;
 		b->segs[0].len = b->size;
 		b->nsegs = 1;
 		res->mappings++;

@@ -64,7 +64,7 @@ static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
 	     check_mul_overflow(total, (u64)2, &total)))
 		return -EOVERFLOW;
 	if (r->size > dd->max_xfer || r->count > DMA32DEMO_MAX_COUNT ||
-	    total > (u64)READ_ONCE(max_request_mb) * SZ_1M)
+	    total > (u64)READ_ONCE(d32_max_request_mb) * SZ_1M)
 		return -E2BIG;
 	if (r->strategy == DMA32DEMO_STRATEGY_USER) {
 		if (!r->user_addr)
@@ -97,11 +97,11 @@ static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
 		return -EFAULT;
 	if ((r->flags & (DMA32DEMO_RUN_INJECT_BUS_ERROR |
 			 DMA32DEMO_RUN_INJECT_STALL)) &&
-	    !READ_ONCE(unsafe_fault_injection)) {
+	    !READ_ONCE(d32_unsafe_fault_injection)) {
 		dev_err_ratelimited(dd->dev, "fault injection refused: it needs the module parameter unsafe_fault_injection=1\n");
 		return -EPERM;
 	}
-	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW && !allow_unsafe)
+	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW && !d32_allow_unsafe)
 		return -EPERM;
 	if (r->strategy == DMA32DEMO_STRATEGY_UNSAFE_RAW &&
 	    (dd->features & DMA32_DEMO_FEAT_TRUNCATE)) {
@@ -113,15 +113,15 @@ static int d32_validate(struct d32_dev *dd, const struct dma32demo_run *r)
 		if (r->op != DMA32DEMO_OP_FILL || r->count != 1 ||
 		    r->size > DMA32DEMO_ALIAS_MAX)
 			return -EINVAL;
-		if (!allow_unsafe) {
+		if (!d32_allow_unsafe) {
 			dev_err_ratelimited(dd->dev, "truncation-alias refused: it needs allow_unsafe=1\n");
 			return -EPERM;
 		}
-		if (!alias_window) {
+		if (!d32_alias_window) {
 			dev_err_ratelimited(dd->dev, "truncation-alias refused: no alias_window\n");
 			return -EPERM;
 		}
-		if (!dd->dma_direct) {
+		if (!dd->dma_untranslated) {
 			dev_err_ratelimited(dd->dev, "truncation-alias refused: behind a translating IOMMU the window's address would be an IOVA, not the memory it names\n");
 			return -EPERM;
 		}
@@ -145,6 +145,7 @@ static long d32_ioc_run(struct d32_dev *dd, struct dma32demo_run __user *arg,
 {
 	struct dma32demo_run r;
 	struct d32_runs runs = { };
+	bool ran;
 	int ret;
 
 	if (copy_from_user(&r, arg, sizeof(r)))
@@ -159,12 +160,15 @@ again:
 	/* Only a fatal signal ends the wait for the device (see the top) */
 	if (mutex_lock_killable(&dd->lock))
 		return -EINTR;
-	if (READ_ONCE(dd->gone))
+	ran = false;
+	if (READ_ONCE(dd->gone)) {
 		ret = -ENODEV;
-	else if (READ_ONCE(d32_sleeping))
+	} else if (READ_ONCE(d32_sleeping)) {
 		ret = -ECANCELED;
-	else
+	} else {
 		ret = d32_request(dd, &r, &r.result, runs.max ? &runs : NULL);
+		ran = true;
+	}
 	mutex_unlock(&dd->lock);
 	if (ret == -ECANCELED) {
 		/* Aborted for system sleep: run it again after the resume */
@@ -175,7 +179,8 @@ again:
 			return -ERESTARTSYS;
 		goto again;
 	}
-	if (ret == -ENODEV)
+	/* Gone before it started: not counted, nothing to copy back */
+	if (!ran)
 		goto out;
 
 	if (!addresses) {
@@ -209,17 +214,17 @@ static long d32_ioc_info(struct d32_dev *dd, struct dma32demo_info __user *arg,
 		.dma_mask_bits = dd->mask_bits,
 		.coherent_mask_bits = dd->coherent_bits,
 		.irq_mode = dd->irq_mode,
-		.timeout_ms = READ_ONCE(timeout_ms),
+		.timeout_ms = READ_ONCE(d32_timeout_ms),
 		.ring_dma = dd->ring_dma,
 		.ctrl_buffers = dd->nctrl,
 		.ctrl_buffer_bytes = dd->ctrl_bytes,
-		.alias_window = alias_window,
+		.alias_window = d32_alias_window,
 		.abi_version = DMA32DEMO_ABI_VERSION,
 	};
 
-	if (allow_unsafe)
+	if (d32_allow_unsafe)
 		info.flags |= DMA32DEMO_INFO_ALLOW_UNSAFE;
-	if (READ_ONCE(unsafe_fault_injection))
+	if (READ_ONCE(d32_unsafe_fault_injection))
 		info.flags |= DMA32DEMO_INFO_FAULT_INJECTION;
 	if (dd->mask_forced)
 		info.flags |= DMA32DEMO_INFO_MASK_FORCED;

@@ -49,13 +49,13 @@
  * caller sees one request, done after the resume. Suspend itself thus finds
  * the device idle and dd->lock free.
  *
- * The module's files: dma32demo-core.c (this one: PCI, registers, IRQ,
- * probe, remove, power management), dma32demo-request.c (descriptors, the
- * ring, one request from allocation to free), dma32demo-buffers.c (the
- * buffer strategies: allocation and DMA mapping), dma32demo-verify.c (the
- * CPU's view of the data: patterns, CRC, comparison),
- * dma32demo-internals.c (everything that reads kernel internals) and
- * dma32demo-chardev.c (/dev/dma32demoN, the ioctls, sysfs).
+ * The module's files: this one (PCI, registers, IRQ, probe, remove,
+ * power management), dma32demo-request.c (descriptors, the ring, one
+ * request from allocation to free), dma32demo-buffers.c (the buffer
+ * strategies: allocation and DMA mapping), dma32demo-verify.c (the CPU's
+ * view of the data: patterns, CRC, comparison), dma32demo-internals.c
+ * (everything that reads kernel internals) and dma32demo-chardev.c
+ * (/dev/dma32demoN, the ioctls, sysfs).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -75,8 +75,8 @@
 #define PCI_IRQ_INTX PCI_IRQ_LEGACY
 #endif
 
-bool allow_unsafe;
-module_param(allow_unsafe, bool, 0444);
+bool d32_allow_unsafe;
+module_param_named(allow_unsafe, d32_allow_unsafe, bool, 0444);
 MODULE_PARM_DESC(allow_unsafe,
 		 "Allow the unsafe-raw strategy (CPU physical addresses, no DMA API)");
 
@@ -85,8 +85,8 @@ MODULE_PARM_DESC(allow_unsafe,
  * error, a stall until reset): a test interface, off unless asked for.
  * Writable, so that a test can turn it on for the module it has.
  */
-bool unsafe_fault_injection;
-module_param(unsafe_fault_injection, bool, 0644);
+bool d32_unsafe_fault_injection;
+module_param_named(unsafe_fault_injection, d32_unsafe_fault_injection, bool, 0644);
 MODULE_PARM_DESC(unsafe_fault_injection,
 		 "UNSAFE, for tests: accept the requests' INJECT_BUS_ERROR and INJECT_STALL flags, which make the device fail on purpose");
 
@@ -95,8 +95,8 @@ MODULE_PARM_DESC(unsafe_fault_injection,
  * with unsafe_fault_injection=1, the second memremap() of a request's
  * alias windows (the low one) fails. Writable, as unsafe_fault_injection.
  */
-bool inject_alias_remap_failure;
-module_param(inject_alias_remap_failure, bool, 0644);
+bool d32_inject_alias_remap_failure;
+module_param_named(inject_alias_remap_failure, d32_inject_alias_remap_failure, bool, 0644);
 MODULE_PARM_DESC(inject_alias_remap_failure,
 		 "UNSAFE, for tests, needs unsafe_fault_injection=1: truncation-alias requests find the second memremap() of their windows failed");
 
@@ -116,7 +116,7 @@ MODULE_PARM_DESC(force_coherent_bits,
  * waits too (remove and shutdown do not: see the top).
  */
 #define D32_TIMEOUT_MS_MAX	120000
-unsigned int timeout_ms = 5000;
+unsigned int d32_timeout_ms = 5000;
 
 static int d32_set_timeout_ms(const char *val, const struct kernel_param *kp)
 {
@@ -127,7 +127,7 @@ static int d32_set_timeout_ms(const char *val, const struct kernel_param *kp)
 		       (int)strcspn(val, "\n"), val, D32_TIMEOUT_MS_MAX);
 		return -EINVAL;
 	}
-	WRITE_ONCE(timeout_ms, v);
+	WRITE_ONCE(d32_timeout_ms, v);
 	return 0;
 }
 
@@ -136,7 +136,7 @@ static const struct kernel_param_ops d32_timeout_ms_ops = {
 	.get = param_get_uint,
 };
 
-module_param_cb(timeout_ms, &d32_timeout_ms_ops, &timeout_ms, 0644);
+module_param_cb(timeout_ms, &d32_timeout_ms_ops, &d32_timeout_ms, 0644);
 MODULE_PARM_DESC(timeout_ms,
 		 "Time without progress after which the device is declared hung and reset (1..120000 ms)");
 
@@ -148,8 +148,8 @@ static bool use_msi = true;
 module_param(use_msi, bool, 0444);
 MODULE_PARM_DESC(use_msi, "Use MSI when available (0: legacy INTx only)");
 
-unsigned int max_request_mb = 1024;
-module_param(max_request_mb, uint, 0644);
+unsigned int d32_max_request_mb = 1024;
+module_param_named(max_request_mb, d32_max_request_mb, uint, 0644);
 MODULE_PARM_DESC(max_request_mb, "Largest request (all its buffers together) in MiB");
 
 static unsigned int ctrl_buffers;
@@ -162,8 +162,8 @@ module_param(ctrl_buffer_kb, uint, 0444);
 MODULE_PARM_DESC(ctrl_buffer_kb, "Size of each control buffer in KiB (4..4096)");
 
 /* 0400: an address, which INFO hides from callers without CAP_SYS_ADMIN */
-unsigned long long alias_window;
-module_param(alias_window, ullong, 0400);
+unsigned long long d32_alias_window;
+module_param_named(alias_window, d32_alias_window, ullong, 0400);
 MODULE_PARM_DESC(alias_window,
 		 "UNSAFE, needs allow_unsafe=1: the physical address of a reserved 64 KiB window above the device's reach whose low alias (modulo 2^dma-bits) is reserved too, for the truncation-alias strategy (boot with memmap=64K$ADDR for both)");
 
@@ -457,11 +457,11 @@ static int d32_set_masks(struct d32_dev *dd)
 			dd->coherent_bits);
 		return ret;
 	}
-	dd->dma_direct = d32_dma_is_direct(dd->dev);
-	if (dd->dma_direct && device_iommu_mapped(dd->dev))
+	dd->dma_untranslated = d32_dma_untranslated(dd->dev);
+	if (dd->dma_untranslated && device_iommu_mapped(dd->dev))
 		dev_info(dd->dev, "IOMMU identity domain (passthrough): DMA addresses are physical, swiotlb bounces what the mask cannot reach\n");
 	d32_swiotlb_pool(dd->dev, &start, &end);
-	if (dd->dma_direct && d32_swiotlb_active(dd->dev) &&
+	if (dd->dma_untranslated && d32_swiotlb_active(dd->dev) &&
 	    end - 1 > DMA_BIT_MASK(dd->mask_bits)) {
 		dd->bounce_beyond_mask = true;
 		dev_warn(dd->dev, "swiotlb pool [%pa-%pa] is beyond the %u-bit DMA mask: buffers it cannot reach will fail to map\n",
@@ -655,7 +655,7 @@ static int d32_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 DMA32_DEMO_DESC_SIZE, &dd->ring_dma, dd->nctrl, dd->ctrl_bytes,
 		 atomic64_read(D32_STAT(dd, coherent_swiotlb_bytes)),
 		 dd->irq_mode == DMA32DEMO_IRQ_MSI ? "MSI" : "INTx", dd->irq);
-	if (allow_unsafe)
+	if (d32_allow_unsafe)
 		dev_warn(dev, "allow_unsafe=1: unsafe-raw requests hand CPU physical addresses to the device, bypassing the DMA API\n");
 	return 0;
 }

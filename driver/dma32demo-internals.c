@@ -128,7 +128,7 @@ static bool d32_is_swiotlb(struct device *dev, phys_addr_t paddr)
  */
 static bool d32_in_swiotlb(struct d32_dev *dd, dma_addr_t addr)
 {
-	return dd->dma_direct &&
+	return dd->dma_untranslated &&
 	       d32_is_swiotlb(dd->dev, dma_to_phys(dd->dev, addr));
 }
 
@@ -215,16 +215,21 @@ void d32_swiotlb_pool(struct device *dev, phys_addr_t *start,
 }
 
 /*
- * Does the device use dma-direct, where a DMA address is a physical address
- * and swiotlb bounces what the mask cannot reach? True without an IOMMU,
- * and also behind one whose domain for the device is the identity
- * (iommu=pt, or an identity default domain): the device then has an IOMMU
- * group (device_iommu_mapped() is true) but nothing translates its DMA.
- * Only a translating (DMA) domain gives IOVAs, which never bounce here.
+ * Is the device's DMA free of IOMMU-API translation? True without an IOMMU
+ * domain, and with one that is the identity (iommu=pt, or an identity
+ * default domain): the device then has an IOMMU group
+ * (device_iommu_mapped() is true) but nothing translates its DMA. Only a
+ * translating (DMA) domain gives IOVAs, which never bounce here.
+ * Not the same as "dma-direct": behind the K8 GART, whose dma_map_ops are
+ * not an IOMMU-API driver, this is true too, and streaming mappings above
+ * the mask get aperture addresses. That is what the callers need: a raw
+ * physical address still reaches the memory it names (truncation-alias),
+ * dma_need_sync() is false for GART mappings (nothing counts as bounced),
+ * and there is no swiotlb pool whose place could matter.
  * The domain cannot change while the driver is bound (the group's type can
  * only be changed with no driver bound), so probe asks once.
  */
-bool d32_dma_is_direct(struct device *dev)
+bool d32_dma_untranslated(struct device *dev)
 {
 	struct iommu_domain *dom = iommu_get_domain_for_dev(dev);
 
@@ -241,7 +246,7 @@ bool d32_unbounceable(struct d32_dev *dd, struct sg_table *sgt)
 	struct scatterlist *sg;
 	unsigned int i;
 
-	if (!dd->bounce_beyond_mask || !dd->dma_direct)
+	if (!dd->bounce_beyond_mask || !dd->dma_untranslated)
 		return false;
 	for_each_sgtable_sg(sgt, sg, i)
 		if (!dma_capable(dd->dev, phys_to_dma(dd->dev, sg_phys(sg)),
@@ -382,7 +387,7 @@ void d32_runs_collect(struct d32_req *rq, struct d32_runs *rs,
 			 * CPU looks, and the high address the device got
 			 */
 			d32_runs_add(rs, i, d32_alias_lo(dd) + b->win_off,
-				     alias_window + b->win_off, b->size,
+				     d32_alias_window + b->win_off, b->size,
 				     DMA32DEMO_ADDR_RESERVED);
 		} else if (b->cpu) {
 			/* The handle exists from allocation on */

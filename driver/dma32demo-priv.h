@@ -72,7 +72,7 @@ struct d32_dev {
 	bool mask_forced;
 	bool coherent_forced;
 	bool bounce_beyond_mask;	/* swiotlb pool outside the DMA mask */
-	bool dma_direct;		/* DMA addresses are physical (no IOVA) */
+	bool dma_untranslated;		/* no IOMMU domain translates: no IOVAs */
 
 	/* Ring (coherent) */
 	struct dma32_demo_desc *ring;
@@ -160,12 +160,12 @@ struct d32_runs {
 };
 
 /* dma32demo-core.c */
-extern unsigned int timeout_ms;
-extern unsigned int max_request_mb;
-extern bool allow_unsafe;
-extern bool unsafe_fault_injection;
-extern bool inject_alias_remap_failure;
-extern unsigned long long alias_window;
+extern unsigned int d32_timeout_ms;
+extern unsigned int d32_max_request_mb;
+extern bool d32_allow_unsafe;
+extern bool d32_unsafe_fault_injection;
+extern bool d32_inject_alias_remap_failure;
+extern unsigned long long d32_alias_window;
 extern bool d32_sleeping;
 int d32_doorbell(struct d32_dev *dd, u32 tail);
 bool d32_hw_init(struct d32_dev *dd);
@@ -210,7 +210,7 @@ void d32_account_page(struct d32_req *rq, struct page *pg);
 int d32_alias_check(struct d32_dev *dd, phys_addr_t phys);
 void d32_coherent_account(struct d32_dev *dd, dma_addr_t dma,
 			  size_t size, int sign);
-bool d32_dma_is_direct(struct device *dev);
+bool d32_dma_untranslated(struct device *dev);
 void d32_runs_collect(struct d32_req *rq, struct d32_runs *rs,
 		      unsigned int nbufs);
 bool d32_swiotlb_active(struct device *dev);
@@ -231,7 +231,7 @@ void d32_put(struct d32_dev *dd);
  */
 static inline bool d32_bounced(struct d32_dev *dd, dma_addr_t addr)
 {
-	return dd->dma_direct && dma_need_sync(dd->dev, addr);
+	return dd->dma_untranslated && dma_need_sync(dd->dev, addr);
 }
 
 static inline bool d32_above_4g(phys_addr_t phys, size_t len)
@@ -274,7 +274,7 @@ static inline struct d32_buf *d32_dst(struct d32_req *rq, unsigned int unit)
 
 static inline phys_addr_t d32_alias_lo(struct d32_dev *dd)
 {
-	return alias_window & DMA_BIT_MASK(dd->dma_bits);
+	return d32_alias_window & DMA_BIT_MASK(dd->dma_bits);
 }
 
 #endif /* _DMA32DEMO_PRIV_H */

@@ -74,7 +74,8 @@ static unsigned int d32_walk_unit(struct d32_req *rq, unsigned int unit,
 			j->unit = unit;
 			j->src = s.b ? d32_cur_addr(&s) : 0;
 			j->dst = d.b ? d32_cur_addr(&d) : 0;
-			j->seed = rq->seed + unit * 0x10000ull + nj;
+			/* One per descriptor: nj < 2^32, unit < DMA32DEMO_MAX_COUNT */
+			j->seed = rq->seed + ((u64)unit << 32) + nj;
 			j->status = DMA32_DEMO_ST_PENDING;
 		}
 		if (s.b)
@@ -111,7 +112,7 @@ static int d32_build_jobs(struct d32_req *rq)
  */
 static int d32_wait(struct d32_dev *dd, struct dma32_demo_desc *last)
 {
-	unsigned long tmo = msecs_to_jiffies(max(READ_ONCE(timeout_ms), 1u));
+	unsigned long tmo = msecs_to_jiffies(max(READ_ONCE(d32_timeout_ms), 1u));
 	u32 head = d32_rd(dd, DMA32_DEMO_REG_RING_HEAD), now;
 	long left;
 
@@ -247,7 +248,7 @@ static int d32_run_jobs(struct d32_req *rq)
 		res->device_faults++;
 	} else if (ret == -ETIMEDOUT) {
 		dev_err_ratelimited(dd->dev, "no completion for %u ms (head %u, tail %u): resetting\n",
-				    timeout_ms, d32_rd(dd, DMA32_DEMO_REG_RING_HEAD),
+				    d32_timeout_ms, d32_rd(dd, DMA32_DEMO_REG_RING_HEAD),
 				    dd->tail);
 		res->timeouts++;
 	} else if (ret == -EINTR || ret == -ECANCELED) {
@@ -405,7 +406,7 @@ unmap:
 		res->alias_canary_errors = d32_alias_canaries(&rq.bufs[0],
 							      res->transfers);
 		dev_info(dd->dev, "truncation-alias: %llu bytes for %#llx %s; %llu other bytes changed in the windows\n",
-			 res->bytes, alias_window + rq.bufs[0].win_off,
+			 res->bytes, d32_alias_window + rq.bufs[0].win_off,
 			 res->transfers ? "landed at its low alias" :
 			 "were refused by the device",
 			 res->alias_canary_errors);

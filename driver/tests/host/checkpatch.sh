@@ -9,10 +9,13 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$top/scripts/lib.sh"
 
+# Run from driver/ with paths relative to it, as a developer would: then
+# checkpatch compares each file's own name with its text
+# (EMBEDDED_FILENAME), which absolute paths would hide.
 mapfile -t module < <(cd "$top" && scripts/driver-sources)
 ((${#module[@]})) || die "scripts/driver-sources listed nothing"
-sources=("${module[@]/#/"$top"/}" "$top"/driver/dma32ctl.c "$top"/driver/dma32demo-user.h \
-	"$top"/driver/tests/*.[ch] "$top"/driver/uapi/*.h)
+cd "$top/driver"
+sources=("${module[@]#driver/}" dma32ctl.c dma32demo-user.h tests/*.[ch] uapi/*.h)
 # shellcheck source=scripts/ktap_helpers.sh
 . "$top/scripts/ktap_helpers.sh"
 for v in "${DMA32_KERNELS[@]}"; do
@@ -32,8 +35,9 @@ for v in "${DMA32_KERNELS[@]}"; do
 	[[ -z $checkpatch ]] ||
 		out=$("$checkpatch" --strict --no-tree --terse -f "${sources[@]}" 2>&1) || rc=$?
 	for f in "${sources[@]}"; do
-		desc="checkpatch --strict ($v) ${f#"$top"/}"
-		mine=$(grep -F "$f:" <<<"$out" || true)
+		desc="checkpatch --strict ($v) driver/$f"
+		# Its lines only: "uapi/dma32demo.h:" is not "dma32demo.h:"
+		mine=$(awk -v f="$f:" 'index($0, f) == 1' <<<"$out")
 		if [[ -z $checkpatch ]]; then
 			ktap_test_fail "$desc" "no checkpatch.pl of linux-source-$v: run make check or make kernels"
 		elif ! { { ((rc == 0)) && [[ -z $out ]]; } ||
