@@ -559,7 +559,8 @@ def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None)
         topic_tables=topic_tables(results),
         definitions="\n".join("* *%s*: %s." % (c, d) for c, d, _ in table.DEFINITIONS),
         collected=results["collected"], seconds=fmt(results["seconds"]), build=build_line(results.get("build")),
-        versions=", ".join("%s %s" % kv for kv in results["versions"].items()) or "build/versions.txt missing",
+        versions=", ".join("%s %s" % kv for kv in results["versions"].items())
+        or "not recorded (no build/versions.txt when it ran)",
         table=table_txt,
         summary="\n".join("* " + s for s in summary if s != speedup_line(results)),
         scenario_rows="\n".join(rows),

@@ -88,7 +88,7 @@ class Boot:
     devices: int = 1
     # Run before the scenarios, to age the machine (PRESSURE below)
     prepare: str = ""
-    # Guest kernel (run-guest --kernel-version); "" is the demo's, KERNEL
+    # Guest kernel (run-guest --kernel-version); "" is the run's own (for_kernel)
     kernel: str = ""
     # A K8 northbridge with its GART IOMMU, the aperture in MiB (run-guest
     # --gart-aperture MIB: 32, 64, ...); 0: none. Linux's own GART driver

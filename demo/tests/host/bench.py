@@ -102,8 +102,8 @@ def main():
           "the counters' A/B has runs on both sides and a difference", cc)
     m = bench["manifest"]
     k = m["build"]["kernels"].get(KERNEL) or {}
-    check(m["kernel"] == bench["kernel"] == KERNEL and [(k.get(f) or {}).get("sha256") for f in ("bzimage", "initramfs")]
-          == m["booted"] and m["build"]["qemu"]["path"] and m["versions"] == identity.versions_dict(
+    hashes = [(k.get(f) or {}).get("sha256") for f in ("bzimage", "initramfs")]
+    check(m["kernel"] == bench["kernel"] == KERNEL and hashes == m["booted"] and m["build"]["qemu"]["path"] and m["versions"] == identity.versions_dict(
               os.path.join(FIXTURE, "versions.txt")),
           "bench-manifest.json: the kernel, the sha256 of the bzImage and initramfs scripts/bench booted, the versions",
           {x: m[x] for x in ("kernel", "booted")})
