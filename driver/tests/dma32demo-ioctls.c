@@ -555,7 +555,7 @@ TEST_F_TIMEOUT(periodic_signals, do_not_end_a_request, 120)
  * dma32demo-ioctls --signals-across-sleep: not a case of the harness,
  * because the system sleep that it must cross is driven from outside
  * (tests/guest/suspend.sh suspends the guest while it runs). One request
- * of 1 GiB, verified, under a timer that fires every 5 ms into a handler
+ * of 256 MiB, verified, under a timer that fires every 5 ms into a handler
  * without SA_RESTART; prints one line and exits 0 when the request
  * succeeded, verified every buffer and signals came, 1 otherwise.
  */
@@ -579,7 +579,7 @@ static int signals_across_sleep(void)
 	r.strategy = DMA32DEMO_STRATEGY_STREAMING_DMA32;
 	r.op = DMA32DEMO_OP_CHECKSUM;
 	r.size = 64 << 20;
-	r.count = 16;
+	r.count = 4;
 	if (sigaction(SIGALRM, &sa, NULL) ||
 	    setitimer(ITIMER_REAL, &every_5ms, NULL)) {
 		printf("signals-across-sleep: timer: %s\n", strerror(errno));
