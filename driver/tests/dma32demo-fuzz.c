@@ -907,7 +907,7 @@ static void fz_final_stats(const char *statsdir)
 		"requests", "errors", "transfers", "bytes", "mappings",
 		"bounced_mappings", "bounced_bytes", "device_faults",
 		"alloc_failures", "timeouts", "resets", "coherent_bytes_held",
-		"coherent_swiotlb_bytes", "map_failures",
+		"coherent_swiotlb_bytes", "map_failures", "aborted",
 	};
 	struct dma32demo_stats s;
 	const __u64 *v = &s.requests;
