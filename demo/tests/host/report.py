@@ -29,7 +29,7 @@ sys.dont_write_bytecode = True
 with open(os.path.join(FIXTURE, "manifest.json")) as _f:
     MANIFEST = json.load(_f)
 from demo.tests import ktap  # noqa: E402
-from demo import collect, judge, render, table  # noqa: E402
+from demo import collect, identity, judge, render, table  # noqa: E402
 from demo.tests import golden  # noqa: E402
 
 results = []
@@ -232,6 +232,81 @@ def earlier_run_removed(scratch):
     left = sorted(os.listdir(report)) + ["raw/" + f for f in os.listdir(raw)]
     check("collect: deletes raw/ and results.json, report.md, the figures and bench.md of an earlier run, and"
           " nothing else", left == ["notes.txt", "raw"], left)
+
+
+# A stand-in for scripts/run-guest that plays the recorded run back: the
+# boot's output on stdout, its status file where --status says, and what it
+# was asked (arguments, guest command, DMA32_KERNEL) in a .asked file.
+PLAYBACK = """#!/usr/bin/env python3
+import json, os, shutil, sys
+args = sys.argv[1:]
+status = args[args.index("--status") + 1]
+name = os.path.basename(status)[:-len(".status.json")]
+recorded = os.environ["DEMO_PLAYBACK"]
+with open(os.path.join(recorded, name + ".out")) as f:
+    sys.stdout.write(f.read())
+shutil.copy(os.path.join(recorded, name + ".status.json"), status)
+with open(status[:-len(".status.json")] + ".asked", "w") as f:
+    json.dump({"argv": args, "kernel": os.environ.get("DMA32_KERNEL")}, f)
+"""
+
+
+def collect_round_trip(scratch):
+    """collect, with run-guest standing in for the recorded run, writes a
+    manifest judge takes as it is: the recorded commands, what run-guest
+    was given, the versions and the build's identity."""
+    top, build, report = (os.path.join(scratch, "playback", d) for d in ("top", "build", "report"))
+    os.makedirs(os.path.join(top, "scripts"))
+    with open(os.path.join(top, "scripts", "run-guest"), "w") as f:
+        f.write(PLAYBACK)
+    os.chmod(os.path.join(top, "scripts", "run-guest"), 0o755)
+    kernel = MANIFEST["kernel"]
+    files = identity.kernel_files(build, kernel, table.DEFAULT_KERNEL)
+    files["qemu"] = os.path.join(build, "qemu", "build", "qemu-system-x86_64")
+    for what, path in files.items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("a stand-in %s\n" % what)
+    with open(os.path.join(build, "versions.txt"), "w") as f:
+        f.write("linux-source-%s\t1.2.3\n" % kernel)
+    os.makedirs(report)
+    with open(os.path.join(report, "results.json"), "w") as f:
+        f.write("{}\n")
+    only = "^(%s)$" % "|".join(re.escape(s["name"]) for s in MANIFEST["scenarios"] if s["boot"] == "today")
+    env = dict(os.environ, DMA32_TOP=top, DMA32_BUILD=build, DEMO_PLAYBACK=FIXTURE, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("DMA32_QEMU", None)
+    r = subprocess.run([sys.executable, "-m", "demo", "collect", "--report", report, "--kernel-version", kernel,
+                        "--only", only], cwd=TOP, env=env, capture_output=True, text=True)
+    check("collect with a stand-in run-guest: runs, one progress line per scenario",
+          r.returncode == 0 and r.stdout.count(" as expected: ") == only.count("|") + 1, r.stdout[-300:] + r.stderr)
+    if r.returncode != 0:
+        return
+    check("collect: deleted the earlier run's results.json before its first boot",
+          not os.path.exists(os.path.join(report, "results.json")), os.listdir(report))
+    with open(os.path.join(report, "raw", "manifest.json")) as f:
+        m = json.load(f)
+    recorded = MANIFEST["boots"]["today"]["runs"][0]
+    ran = m["boots"]["today"]["runs"][0]
+    with open(os.path.join(report, "raw", "today.asked")) as f:
+        asked = json.load(f)
+    given = ran["argv"] + ["--status", os.path.join(report, "raw", "today.status.json"), "--run", ran["command"]]
+    check("collect: the manifest keeps the exact guest command and arguments run-guest was given (the recorded"
+          " ones), and DMA32_KERNEL",
+          ran["command"] == recorded["command"] and ran["argv"] == recorded["argv"] and asked["argv"] == given
+          and asked["kernel"] == kernel, (asked["kernel"], ran["argv"]))
+    k = m["build"]["kernels"][kernel]
+    want = [identity.file_identity(files[f])["sha256"] for f in ("bzimage", "initramfs", "qemu")]
+    check("collect: the manifest carries the versions as of the run and the build's identity",
+          m["versions"] == {"linux-source-%s" % kernel: "1.2.3"} and [k["bzimage"]["sha256"], k["initramfs"]["sha256"],
+                                                                      m["build"]["qemu"]["sha256"]] == want
+          and ran["proc_version"] == k["proc_version"] == recorded["proc_version"] and ran["proc_version"]
+          and "git_describe" in m["build"], (m["versions"], k))
+    r = demo(report, "judge", "--kernel-version", kernel)
+    with open(os.path.join(report, "results.json")) as f:
+        res = json.load(f) if r.returncode == 0 else {}
+    check("collect then judge: the played-back run is judged as recorded, its versions and build carried over",
+          r.returncode == 0 and [x["as_expected"] for x in res["scenarios"]] == [True] * (only.count("|") + 1)
+          and res["versions"] == m["versions"] and res["build"] == m["build"] and "generated" not in res, r.stderr)
 
 
 def rec(res, name):
@@ -708,6 +783,7 @@ def run_all(scratch):
     refusals(scratch)
     bench_of_other_builds(scratch, base)
     earlier_run_removed(scratch)
+    collect_round_trip(scratch)
 
     # Bad usage: one line, exit 2 / 1.
     r = demo(os.path.join(scratch, "empty"), "judge")
