@@ -563,13 +563,20 @@ def combine(recs: List[Record]) -> Record:
                                  for d in r.get("definitions_broken") or []]
     rec["guest_ok"] = all(r["guest_ok"] for r in recs)
     rec["guest_error"] = next((r["guest_error"] for r in recs if not r["guest_ok"]), None)
-    rec["as_expected"] = all(r["as_expected"] for r in recs)
+    # A boot whose check skipped (None: its random draw showed nothing)
+    # neither passes nor fails the row; at least one boot must show it.
+    rec["as_expected"] = (all(r["as_expected"] is not False for r in recs)
+                          and any(r["as_expected"] for r in recs))
     varied = ["%s %s / %s / %s" % (k, fmt_num(rec["min"][k]), fmt_num(rec["median"][k]), fmt_num(rec["max"][k]))
               for k in rec["median"] if rec["min"][k] != rec["max"][k]]
-    bad = [(k + 1, r) for k, r in enumerate(recs) if not r["as_expected"]]
-    rec["showed"] = "%d boots (min / median / max: %s); the median boot, %d: %s%s" % (
+    bad = [(k + 1, r) for k, r in enumerate(recs) if r["as_expected"] is False]
+    skipped = [k + 1 for k, r in enumerate(recs) if r["as_expected"] is None]
+    rec["showed"] = "%d boots (min / median / max: %s); the median boot, %d: %s%s%s" % (
         len(recs), ", ".join(varied) if varied else "the same figures each time", mid + 1, recs[mid]["showed"],
-        "".join("; NOT as expected on boot %d: %s" % (k, r["showed"]) for k, r in bad if k != mid + 1))
+        "".join("; NOT as expected on boot %d: %s" % (k, r["showed"]) for k, r in bad if k != mid + 1),
+        "; skipped on boot%s %s (nothing to show)%s" % (
+            "s" if len(skipped) > 1 else "", ", ".join(map(str, skipped)),
+            "" if any(r["as_expected"] for r in recs) else "; no boot showed it") if skipped else "")
     return rec
 
 

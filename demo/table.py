@@ -307,21 +307,30 @@ def ex_nodma32_coherent(rec, info):
 
 
 def ex_nodma32_streaming(rec, info):
-    # How many ordinary pages land above 4 GiB depends on the shuffled free
-    # lists (a new order every boot), so the row checks what holds for any
-    # order: exactly the mappings above the device's reach bounce.
-    above = rec["mappings_above_4g"] or 0
-    ok = (rec["ok"] and bounced(rec) == above and rec["driver_bounced"] == above
+    """dma32=off, ordinary pages: something landed above 4 GiB and exactly
+    the mappings above the device's reach bounced. How many pages land
+    above 4 GiB depends on the shuffled free lists (a new order every
+    boot): a boot that put every page below 4 GiB showed nothing and is
+    skipped (None, with the reason); the row needs at least one boot that
+    showed it (judge.combine). Fails if a mapping below 4 GiB bounced, one
+    above did not, a count is missing, or ZONE_DMA32 is not empty."""
+    above, pages_above = rec["mappings_above_4g"], rec["pages_above_4g"]
+    txt = "%s bounced of %s mappings, %s of them above 4 GiB" % (fmt(bounced(rec)), rec["mappings"], fmt(above))
+    if None in (above, pages_above, bounced(rec), rec["driver_bounced"]):
+        return False, txt + "; a count is missing"
+    if rec["ok"] and pages_above == 0 and bounced(rec) == 0:
+        return None, txt + ("; skipped: this boot's shuffled free lists put every page below 4 GiB, nothing to"
+                            " show (page_alloc.shuffle: %s)" % fmt((info or {}).get("page_alloc_shuffle")))
+    ok = (rec["ok"] and above > 0 and bounced(rec) == above and rec["driver_bounced"] == above
           and zone(info, "DMA32").get("present") == 0)
-    txt = "%s bounced of %s mappings, %s of them above 4 GiB" % (fmt(bounced(rec)), rec["mappings"], above)
-    if rec["ok"] and above == 0:
-        txt += ("; this boot's shuffled free lists put every page below 4 GiB (page_alloc.shuffle: %s)"
-                % fmt((info or {}).get("page_alloc_shuffle")))
     return ok, txt
 
 
 def ex_nodma32_dma32(rec, info):
-    ok = rec["ok"] and bounced(rec) == 0 and rec["zone_dma_pages_used"] == rec["pages"]
+    """dma32=off: GFP_DMA32 pages come from ZONE_DMA. Fails on a page
+    elsewhere, a bounce, a failure, or no pages (a missing count)."""
+    ok = (rec["ok"] and bounced(rec) == 0 and bool(rec["pages"])
+          and rec["zone_dma_pages_used"] == rec["pages"])
     return ok, "%s of %s pages from ZONE_DMA, %s bounced" % (
         rec["zone_dma_pages_used"], rec["pages"], fmt(bounced(rec)))
 
@@ -332,8 +341,8 @@ def ex_before_fresh(rec, info):
     low pages first, so all 64 MiB come from below 4 GiB without ZONE_DMA
     or the pool. Fails on ZONE_DMA pages, pool bytes, pages above 4 GiB,
     a failure, or a ZONE_DMA32 that is not empty."""
-    ok = (rec["ok"] and (rec["zone_dma_pages_used"] or 0) == 0 and not rec.get("coherent_swiotlb_bytes")
-          and (rec["pages_above_4g"] or 0) == 0 and zone(info, "DMA32").get("present") == 0)
+    ok = (rec["ok"] and rec["zone_dma_pages_used"] == 0 and rec.get("coherent_swiotlb_bytes") == 0
+          and rec["pages_above_4g"] == 0 and zone(info, "DMA32").get("present") == 0)
     return ok, "%s, %s ZONE_DMA pages, %s coherent bytes in the pool, %s of %s pages above 4 GiB" % (
         yes(rec["ok"]), rec["zone_dma_pages_used"], fmt(rec.get("coherent_swiotlb_bytes")),
         rec["pages_above_4g"], rec["pages"])
@@ -364,7 +373,7 @@ def ex_bits31(rec, info):
 
 def ex_bits31_2g(rec, info):
     fb = rec["zone_dma_fallbacks"]
-    ok = rec["ok"] and bounced(rec) == 0 and (fb == 0 or fb is None) and rec["zone_dma_pages_used"] == 0
+    ok = rec["ok"] and bounced(rec) == 0 and fb == 0 and rec["zone_dma_pages_used"] == 0
     return ok, "%s fallbacks to ZONE_DMA, %s ZONE_DMA pages, %s DMA32 pages" % (
         fmt(fb), rec["zone_dma_pages_used"], (rec.get("zone_pages") or {}).get("DMA32"))
 
@@ -453,7 +462,7 @@ def pool_beyond_reach(rec, info, bits, device):
         return False, "no swiotlb pool address in the boot log"
     reach = 1 << bits
     ok = (pool["end"] > reach and not rec["ok"] and rec["errno"] == "ENOMEM" and bounced(rec) == 0
-          and (rec["driver_bounced"] or 0) == 0 and (rec["swiotlb_map_failures"] or 0) > 0)
+          and rec["driver_bounced"] == 0 and (rec["swiotlb_map_failures"] or 0) > 0)
     by = refused_by(rec)
     return ok, ("swiotlb pool at %#x-%#x (%s the %s's %s MiB reach): %s, %s bounced, %s mapping(s) "
                 "refused%s" % (pool["start"], pool["end"], "above" if pool["end"] > reach else "within", device,
@@ -507,9 +516,12 @@ def ex_bits31_swiotlb_low(rec, info):
     if not pool:
         return False, "no swiotlb pool address in the boot log"
     reach = 1 << 31
-    above = rec["mappings_above_4g"] or 0
+    above = rec["mappings_above_4g"]
+    if None in (above, bounced(rec), rec["driver_bounced"]):
+        return False, "a count is missing: %s bounced, driver bounced %s, %s mappings above 4 GiB" % (
+            fmt(bounced(rec)), fmt(rec["driver_bounced"]), fmt(above))
     ok = (pool["end"] <= reach and rec["ok"] and rec["buffers_verified"] == rec["count"] and above > 0
-          and bounced(rec) >= above and (rec["driver_bounced"] or 0) >= above)
+          and bounced(rec) >= above and rec["driver_bounced"] >= above)
     return ok, ("swiotlb pool at %#x-%#x (%s the 31-bit device's 2 GiB reach): %s, %s of %s buffers verified,"
                 " %s bounced, %s mappings above 4 GiB" % (
                     pool["start"], pool["end"], "within" if pool["end"] <= reach else "beyond",
@@ -517,42 +529,115 @@ def ex_bits31_swiotlb_low(rec, info):
                     fmt(bounced(rec)), above))
 
 
+def zone_end(info, name):
+    """The physical address where a zone's span ends, or None."""
+    d = zone(info, name)
+    return (d["start_pfn"] + d["spanned"]) << 12 if d.get("spanned") and d.get("start_pfn") is not None else None
+
+
 def ex_dma32_2g_direct(rec, info):
     """Ordinary 32-bit device under dma32=2G: GFP_DMA32 pages now come from
-    16 MiB..2 GiB; the 1 GiB between 2 and 3 GiB is ZONE_NORMAL."""
+    16 MiB..2 GiB; the 1 GiB between 2 and 3 GiB is ZONE_NORMAL. Fails if
+    ZONE_DMA32 reaches past 2 GiB (the option did nothing), a page came
+    from elsewhere, something bounced, or there are no pages."""
     zp = rec.get("zone_pages") or {}
-    ok = rec["ok"] and bounced(rec) == 0 and zp.get("DMA32") == rec["pages"]
+    end = zone_end(info, "DMA32")
+    ok = (rec["ok"] and bounced(rec) == 0 and bool(rec["pages"]) and zp.get("DMA32") == rec["pages"]
+          and end is not None and end <= 1 << 31)
     return ok, "%s of %s pages from ZONE_DMA32 (16 MiB-2 GiB), %s bounced; ZONE_DMA32 manages %s pages" % (
         zp.get("DMA32"), rec["pages"], fmt(bounced(rec)), zone(info, "DMA32").get("managed"))
 
 
 def ex_bounce_guarantee(rec, info):
-    above = rec["mappings_above_4g"] or 0
-    ok = rec["ok"] and bounced(rec) == above and rec["driver_bounced"] == above
+    above = rec["mappings_above_4g"]
+    ok = rec["ok"] and above is not None and bounced(rec) == above and rec["driver_bounced"] == above
     return ok, "%s bounced of %s mappings, %s of them above 4 GiB" % (fmt(bounced(rec)), rec["mappings"], above)
+
+
+# The cost ex_many_before requires of the 2.6.14 model on the aged
+# eight-device machine, as shares of what there is: the bound devices'
+# coherent memory (rings and control buffers) holds at least half of
+# ZONE_DMA's managed pages and at least a quarter of the swiotlb pool;
+# else the streaming request must have been refused.
+MANY_COST_ZONE_DMA_SHARE = 0.5
+MANY_COST_POOL_SHARE = 0.25
+
+
+def bound_holdings(rec, info):
+    """What the bound devices' coherent memory (their rings and control
+    buffers, from the driver's address runs) held while the request ran:
+    (ZONE_DMA pages, swiotlb-pool bytes); (None, None) without runs. Not
+    the request's own buffers: those are coherent_held and
+    coherent_swiotlb_bytes of a coherent request."""
+    runs = rec.get("device_runs")
+    if runs is None:
+        return None, None
+    dma = sum(x["pages"] for x in runs if zone_of(info, x["phys"]) == "DMA")
+    return dma, sum(x["pages"] << 12 for x in runs if x["in_pool"])
+
+
+def refusals(rec):
+    """[errno of each device whose request failed] and whether the DMA API refused a mapping."""
+    failed = [p["errno"] for p in rec["per_device"] if not p["ok"]]
+    return failed, bool(rec.get("swiotlb_map_failures"))
+
+
+def many_cost(rec, info):
+    """(cost shown, words): the 2.6.14 model's cost on the aged eight-device
+    machine, by MANY_COST_*: the bound devices hold ZONE_DMA and the pool
+    above the thresholds, or the request was refused. A missing figure is
+    no cost."""
+    dma, pool_bytes = bound_holdings(rec, info)
+    managed, pool = zone(info, "DMA").get("managed"), swiotlb_pool(info)
+    size = (pool["end"] - pool["start"]) if pool else None
+    failed, refused = refusals(rec)
+    if None in (dma, managed, size):
+        return bool(failed or refused), "bound holdings unknown (no address runs, zone or pool size)"
+    held = dma >= MANY_COST_ZONE_DMA_SHARE * managed and pool_bytes >= MANY_COST_POOL_SHARE * size
+    return held or bool(failed or refused), (
+        "the bound devices' rings and control buffers held %d of ZONE_DMA's %d pages and %.2f MiB of the %d MiB"
+        " swiotlb pool (the cost: at least %d%% and %d%%, or a refusal)" % (
+            dma, managed, pool_bytes / 1048576.0, size >> 20, MANY_COST_ZONE_DMA_SHARE * 100,
+            MANY_COST_POOL_SHARE * 100))
 
 
 def ex_many_before(rec, info):
     """2.6.14's allocator, no ZONE_DMA32, low memory taken: the control
-    buffers that no ordinary page below 4 GiB and no ZONE_DMA page could
-    take sit in the swiotlb pool. Expected: coherent memory in the pool,
-    and every device that failed failed for room (ENOMEM). Fails if
-    nothing sits in the pool (the model or the aging is broken) or a
-    device failed for another reason."""
-    per = rec["per_device"]
-    held = rec["coherent_swiotlb_bytes"] or 0
-    failed = [p for p in per if not p["ok"]]
-    pool = swiotlb_pool(info)
-    size = (pool["end"] - pool["start"]) if pool else None
-    load = rec["size"] * rec["count"] * rec["devices"]
-    ok = held > 0 and all(p["errno"] == "ENOMEM" for p in failed)
-    return ok, ("%s of %s devices bound; their coherent memory held %.1f MiB of the %s MiB swiotlb pool, leaving"
-                " %s MiB for bounces of a %d MiB load; streaming at once: %s bounced, %s mappings refused, %d of"
-                " %d devices failed (%s)" % (
-                    len(per), rec["devices"], held / 1048576.0, fmt(size >> 20 if size else None),
-                    "%.1f" % ((size - held) / 1048576.0) if size else "n/a", load >> 20, fmt(bounced(rec)),
-                    fmt(rec["swiotlb_map_failures"]), len(failed), len(per),
-                    ", ".join(sorted({p["errno"] or "-" for p in failed})) or "none"))
+    buffers that no ordinary page below 4 GiB could take sit in ZONE_DMA
+    and then in the swiotlb pool. Expected: that cost (many_cost: ZONE_DMA
+    and pool holdings above MANY_COST_*, or a refusal), and every device
+    that failed failed for room (ENOMEM). Fails if the bound devices hold
+    less (the model or the aging is broken, or the zone is there) and
+    nothing was refused, or a device failed for another reason."""
+    cost, cost_txt = many_cost(rec, info)
+    failed, _ = refusals(rec)
+    ok = cost and all(e == "ENOMEM" for e in failed)
+    txt = "%d of %s devices bound; %s; streaming at once: %s bounced, %s mappings refused, %d of %d devices failed" \
+        " (%s)" % (len(rec["per_device"]), rec["devices"], cost_txt, fmt(bounced(rec)),
+                   fmt(rec["swiotlb_map_failures"]), len(failed), len(rec["per_device"]),
+                   ", ".join(sorted({e or "-" for e in failed})) or "none")
+    return ok, txt
+
+
+def zone_dma_left(info):
+    """ZONE_DMA's free pages once the machine was aged and the devices
+    bound (the zoneinfo read after the prepare step), or None."""
+    return (((info or {}).get("zones_pressed") or {}).get("DMA") or {}).get("free")
+
+
+def ex_many_before_dma32(rec, info):
+    """The same machine, streaming-dma32: without ZONE_DMA32, GFP_DMA32
+    means ZONE_DMA, which the bound devices' control buffers used up.
+    Expected: the cost of ex_many_before, ZONE_DMA left with fewer free
+    pages than one buffer needs, and devices failing, all with ENOMEM.
+    Fails if ZONE_DMA had room for a buffer (not used up), no device
+    failed, or one failed otherwise."""
+    ok, txt = ex_many_before(rec, info)
+    left, per_buffer = zone_dma_left(info), rec["size"] >> 12
+    failed, _ = refusals(rec)
+    used_up = left is not None and left < per_buffer
+    return ok and used_up and bool(failed), "%s; ZONE_DMA had %s free pages left, a %d KiB buffer needs %d" % (
+        txt, fmt(left), rec["size"] >> 10, per_buffer)
 
 
 def ex_model_pool_full(rec, info):
@@ -568,11 +653,22 @@ def ex_model_pool_full(rec, info):
     panics = rec.get("coherent_would_panic")
     ok = (not rec["ok"] and rec["errno"] == "ENOMEM" and (rec["coherent_swiotlb_bytes"] or 0) > 0
           and (panics or 0) >= 1)
-    return ok, ("%s after %.1f of %d MiB, %.1f MiB of it in the swiotlb pool; %s refusal(s) counted that 2.6.14"
-                " met with panic(\"PCI-DMA: Memory would be corrupted\"), at the first" % (
-                    rec["errno"] or "ok", (rec.get("coherent_held") or 0) / 1048576.0,
-                    rec["size"] * rec["count"] >> 20, (rec["coherent_swiotlb_bytes"] or 0) / 1048576.0,
-                    fmt(panics)))
+    return ok, ("%s after %s buffers (%s of %d MiB), %s MiB of the device's coherent memory in the swiotlb"
+                " pool; %s refusal(s) counted that 2.6.14 met with panic(\"PCI-DMA: Memory would be corrupted\"),"
+                " at the first" % (rec["errno"] or "ok", fmt(rec["buffers"]), request_mib(rec),
+                                   rec["size"] * rec["count"] >> 20, mib_of(rec["coherent_swiotlb_bytes"]),
+                                   fmt(panics)))
+
+
+def mib_of(n):
+    """Bytes as MiB with one decimal, n/a for a missing figure."""
+    return "n/a" if n is None else "%.1f" % (n / 1048576.0)
+
+
+def request_mib(rec):
+    """What a request's own buffers came to in MiB (buffers x size): not
+    the device's ring or control buffers, which coherent_held counts too."""
+    return "n/a" if rec["buffers"] is None else mib_of(rec["buffers"] * rec["size"])
 
 
 def iommu(rec):
@@ -624,7 +720,7 @@ def _gart_common(rec, info):
     bounced by the driver's count. (ok, words)"""
     ap = gart_aperture(info)
     ok = (bool(ap.get("in_use")) and rec.get("gart_coherent") is not None and rec.get("gart_full") is not None
-          and rec.get("swiotlb_bounced") is None and (rec.get("driver_bounced") or 0) == 0)
+          and rec.get("swiotlb_bounced") is None and rec.get("driver_bounced") == 0)
     return ok, "%s MiB aperture (%s pages), swiotlb %s, driver bounced %s" % (
         fmt(gart(rec)), fmt(ap.get("aperture_pages")),
         "absent" if rec.get("swiotlb_bounced") is None else "present", fmt(rec.get("driver_bounced")))
@@ -707,7 +803,9 @@ def ex_pressure_coherent(rec, info):
     if free is None or blocks is None:
         return False, "no zone state under pressure (see the boot's output)"
     want = rec["count"]
-    got = rec.get("buffers") or 0
+    got = rec.get("buffers")
+    if got is None:
+        return False, "no buffer count for the request"
     # The aging must have left fewer free 1 MiB blocks than the request
     # wants (else it showed nothing); the request must then stop with
     # ENOMEM having got at least those blocks (ZONE_DMA may add a few).
@@ -719,9 +817,10 @@ def ex_pressure_coherent(rec, info):
 
 def ex_pressure_dma32(rec, info):
     """Page-sized buffers do not care about fragmentation: streaming-dma32
-    still gets every page from ZONE_DMA32 with no bounce."""
+    still gets every page from ZONE_DMA32 with no bounce. Fails on a page
+    elsewhere, a bounce, a failure, or no pages (a missing count)."""
     zp = rec.get("zone_pages") or {}
-    ok = rec["ok"] and bounced(rec) == 0 and zp.get("DMA32") == rec["pages"]
+    ok = rec["ok"] and bounced(rec) == 0 and bool(rec["pages"]) and zp.get("DMA32") == rec["pages"]
     return ok, "%s, %s of %s pages from ZONE_DMA32, %s bounced" % (
         yes(rec["ok"]), zp.get("DMA32"), rec["pages"], fmt(bounced(rec)))
 
@@ -830,7 +929,7 @@ SCENARIOS = [
              " exactly the mappings above 4 GiB bounce", ex_many_after, all_devices=True),
     Scenario("many-before-streaming-dma32", "many-before", "streaming-dma32", "fill", M, 8, True,
              "8 devices, no DMA32 zone: GFP_DMA32 means the 16 MiB ZONE_DMA, which the control buffers used up",
-             ex_many_before, all_devices=True),
+             ex_many_before_dma32, all_devices=True),
     Scenario("many-after-streaming-dma32", "many-after", "streaming-dma32", "fill", M, 8, True,
              "8 devices, today: streaming-dma32 from all at once, 0 bounces, every device works",
              ex_many_after, all_devices=True),
@@ -1343,12 +1442,6 @@ def claim_pressure(rec, infos, best):
                     fmt(d.get("pgscan_direct")), fmt(d.get("compact_stall"))))
     else:
         txt += "; /proc/vmstat has no per-zone event counts on this kernel (CONFIG_VM_EVENT_COUNTERS=n)"
-    nod = infos.get("pressure-nodma32") or {}
-    nb, npk = (nod.get("zones") or {}).get("DMA") or {}, (nod.get("zones_peak") or {}).get("DMA") or {}
-    if nb.get("free") is not None and npk.get("free") is not None and dma_b is not None and dma_p is not None:
-        txt += ("; ZONE_DMA gave %d pages under pressure with ZONE_DMA32, %d without it (`pressure-nodma32`):"
-                " its protection against DMA32 allocations, the patch's ratio at work" % (
-                    dma_b - dma_p, nb["free"] - npk["free"]))
     txt += "; then fragmented: %s" % pc["showed"]
     return ClaimParts(context("pressure"), txt, "zone protection, not balancing (no swap, no page cache: nothing"
                       " to reclaim)")
@@ -1388,4 +1481,75 @@ CLAIMS = [
      claim_truncation),
     ("(zone protection; balancing between zones is not shown: no swap and no page cache here)"
      " `sysctl_lowmem_reserve_ratio[] = { 256, 256, 32 }` (the patch)", claim_pressure),
+]
+
+
+# Negative controls: for every claim, each predicate (check) that backs it
+# and a recorded row on which that predicate must be false, judged against
+# the state of BOOT (the row's own boot when ""). checks.py feeds each row
+# to its check and requires a failure: a claim whose check also passes its
+# control shows nothing.
+class NegativeControl(NamedTuple):
+    claim: Callable
+    check: Callable
+    row: str
+    why: str
+    boot: str = ""
+
+
+NEGATIVE_CONTROLS = [
+    NegativeControl(claim_scarce, ex_nodma32_coherent, "dma32-coherent-64M",
+                    "with the zone the 64 MiB request succeeds and ZONE_DMA32 is there"),
+    NegativeControl(claim_scarce, ex_nodma32_dma32, "dma32-streaming-dma32",
+                    "with the zone GFP_DMA32 pages come from ZONE_DMA32, not ZONE_DMA"),
+    NegativeControl(claim_scarce, ex_before_fresh, "nozone-coherent-64M",
+                    "today's allocator without the zone takes ZONE_DMA pages and fails"),
+    NegativeControl(claim_below_4g, ex_coherent_today, "nozone-coherent-64M",
+                    "without the zone the request fails after using ZONE_DMA"),
+    NegativeControl(claim_slow, ex_streaming, "dma32-streaming-dma32",
+                    "GFP_DMA32 pages lie below 4 GiB: nothing bounces"),
+    NegativeControl(claim_slow, ex_direct, "dma32-streaming", "ordinary pages above 4 GiB bounce"),
+    NegativeControl(claim_iommu, ex_iommu, "dma32-streaming", "no IOMMU: the pages above 4 GiB bounce"),
+    NegativeControl(claim_rings, ex_ring32, "ring32-before-data64-streaming",
+                    "the 2.6.14 model's ring is not in a ZONE_DMA32"),
+    NegativeControl(claim_rings, ex_ring_before, "ring32-data64-streaming",
+                    "with the zone the ring is in ZONE_DMA32"),
+    NegativeControl(claim_2g, ex_bits31, "bits31-dma32-2G-coherent",
+                    "a 2 GiB zone sends no allocation to ZONE_DMA"),
+    NegativeControl(claim_2g, ex_bits31_2g, "bits31-coherent",
+                    "a 4 GiB zone sends allocations above 2 GiB to ZONE_DMA"),
+    NegativeControl(claim_2g_other_side, ex_bits31_swiotlb, "bits31-swiotlb-low-streaming",
+                    "a pool placed low is in the 31-bit device's reach and the request works"),
+    NegativeControl(claim_2g_other_side, ex_bits31_swiotlb_low, "bits31-swiotlb-streaming",
+                    "today's pool lies beyond the 31-bit reach: nothing bounces, the request fails"),
+    NegativeControl(claim_2g_other_side, ex_dma32_2g_direct, "dma32-streaming-dma32",
+                    "a 4 GiB zone reaches past 2 GiB"),
+    NegativeControl(claim_2g_other_side, ex_bits24_streaming, "bits31-swiotlb-low-streaming",
+                    "a pool in the device's reach: the request works"),
+    NegativeControl(claim_2g_other_side, ex_bits24_coherent, "dma32-coherent",
+                    "a 32-bit device's coherent memory is not in ZONE_DMA"),
+    NegativeControl(claim_unsafe, ex_unsafe, "dma32-streaming", "through the DMA API the device never faults"),
+    NegativeControl(claim_many, ex_many_before, "many-after-streaming",
+                    "with the zone the control buffers hold neither ZONE_DMA nor the pool, nothing is refused"),
+    NegativeControl(claim_many, ex_many_before_dma32, "many-after-streaming-dma32",
+                    "with the zone ZONE_DMA is not used up and every device works"),
+    NegativeControl(claim_many, ex_model_pool_full, "many-after-streaming-dma32",
+                    "with the zone every request fits"),
+    NegativeControl(claim_many, ex_many_after, "many-before-streaming",
+                    "the 2.6.14 model's control buffers sit in the pool"),
+    NegativeControl(claim_many, ex_bounce_guarantee, "bits31-swiotlb-streaming",
+                    "the request is refused: nothing bounced"),
+    NegativeControl(claim_many, ex_nodma32_streaming, "dma32-streaming",
+                    "with the zone there, ZONE_DMA32 is not empty"),
+    NegativeControl(claim_gart, ex_gart_before, "gart-after-streaming",
+                    "with the zone no aperture page is held and nothing refused"),
+    NegativeControl(claim_gart, ex_gart_small, "gart-before-streaming", "a 64 MiB aperture lets every device bind"),
+    NegativeControl(claim_gart, ex_gart_after, "gart-before-streaming",
+                    "the 2.6.14 model's control buffers hold aperture pages"),
+    NegativeControl(claim_truncation, ex_truncation, "dma32-unsafe-raw",
+                    "a device that faults at its reach writes nothing at an alias"),
+    NegativeControl(claim_pressure, ex_pressure_coherent, "dma32-coherent-64M",
+                    "the same request on a fresh machine gets all 64 MiB", boot="pressure"),
+    NegativeControl(claim_pressure, ex_pressure_dma32, "nodma32-streaming-dma32",
+                    "without the zone GFP_DMA32 pages come from ZONE_DMA"),
 ]

@@ -262,6 +262,46 @@ def device_fault(rec, info):
     rec["device_faults"] = 1
 
 
+def control_buffers_high(rec, info):
+    """The control buffers above 4 GiB, out of ZONE_DMA and the pool, and nothing refused."""
+    for x in rec["device_runs"]:
+        x.update(phys=x["phys"] + (5 << 30), in_pool=False)
+    rec["swiotlb_map_failures"] = 0
+    for p in rec["per_device"]:
+        p.update(ok=True, errno=None)
+
+
+def zone_dma_left_room(rec, info):
+    info["zones_pressed"]["DMA"]["free"] = 3000
+
+
+def every_device_served(rec, info):
+    rec.update(ok=True, errno=None)
+    for p in rec["per_device"]:
+        p.update(ok=True, errno=None)
+
+
+def no_address_runs(rec, info):
+    rec["device_runs"] = None
+
+
+def nothing_above_but_bounced(rec, info):
+    rec["swiotlb_bounced"] = rec["driver_bounced"] = 2
+
+
+def count_missing(rec, info):
+    rec["mappings_above_4g"] = None
+
+
+def pages_missing(rec, info):
+    rec["pages"] = rec["zone_dma_pages_used"] = None
+    rec["zone_pages"] = {}
+
+
+def zone_past_2g(rec, info):
+    info["zones"]["DMA32"]["spanned"] += 1000
+
+
 def every_device_bound(rec, info):
     rec["per_device"] = [dict(rec["per_device"][0], device="/dev/dma32demo%d" % i) for i in range(rec["devices"])]
 
@@ -276,10 +316,23 @@ CASES = [
     ("nodma32-coherent", "the whole request served without the zone", got_it_all),
     ("nodma32-streaming-dma32", "GFP_DMA32 pages not from ZONE_DMA without the zone",
      dma32_pages_not_from_zone_dma),
+    ("nodma32-streaming-dma32", "no page count (null == null)", pages_missing),
+    ("many-before-streaming", "control buffers out of ZONE_DMA and the pool, nothing refused",
+     control_buffers_high),
+    ("many-before-streaming", "a device failing for another reason than room", fails_otherwise),
+    ("many-before-streaming", "no address runs to show the holdings", no_address_runs),
+    ("many-before-streaming-dma32", "ZONE_DMA left room for a buffer", zone_dma_left_room),
+    ("many-before-streaming-dma32", "every device served", every_device_served),
+    ("bits31-swiotlb-low-streaming", "a null bounce count", counter_missing),
+    ("bits31-swiotlb-low-streaming", "a null count of mappings above 4 GiB", count_missing),
+    ("dma32-2G-streaming-dma32", "a ZONE_DMA32 reaching past 2 GiB", zone_past_2g),
+    ("dma32-2G-streaming-dma32", "no page count (null == null)", pages_missing),
+    ("pressure-streaming-dma32", "no page count (null == null)", pages_missing),
     ("iommu-streaming", "bounces behind the IOMMU", bounced_behind_iommu),
     ("iommu-streaming", "a boot without the IOMMU", no_iommu),
     ("bits31-coherent", "no allocation above 2 GiB fell back", no_fallback),
     ("bits31-dma32-2G-coherent", "fallbacks to ZONE_DMA with a 2 GiB zone", fell_back),
+    ("bits31-dma32-2G-coherent", "a null fallback count", lambda rec, info: rec.update(zone_dma_fallbacks=None)),
     ("ring32-data64-streaming", "the ring in ZONE_DMA", ring_in_zone_dma),
     ("ring32-data64-streaming", "the ring above 4 GiB", ring_above_4g),
     ("ring32-data64-streaming", "data pages bounced", bounce_where_none),
@@ -323,9 +376,6 @@ CASES = [
     ("dma32-streaming-dma32", "the request failed", request_failed),
     ("dma32-unsafe-raw", "the device wrote above its reach instead of faulting", wrote_instead_of_faulting),
     ("dma32-unsafe-raw", "fewer device faults than mappings above 4 GiB", fewer_faults_than_high_mappings),
-    ("nodma32-streaming", "a bounce of a mapping below 4 GiB", bounced_below_reach),
-    ("nodma32-streaming", "a boot that did not empty ZONE_DMA32", zone_not_emptied),
-    ("nodma32-streaming", "the request failed", request_failed),
     ("dma32-2G-streaming", "a bounce of a mapping below 4 GiB", bounced_below_reach),
     ("dma32-2G-streaming", "the request failed", request_failed),
     ("pressure-coherent-64M", "an aging that left enough free 1 MiB blocks", blocks_left_whole),
@@ -350,13 +400,8 @@ def as_before_fresh(rec, info):
     rec["coherent_swiotlb_bytes"] = 0
 
 
-def as_many_before(rec, info):
-    rec["coherent_swiotlb_bytes"] = 31 << 20
-    rec["per_device"][0].update(ok=False, errno="ENOMEM")
-
-
-def pool_empty(rec, info):
-    rec["coherent_swiotlb_bytes"] = 0
+def as_nodma32(rec, info):
+    info["zones"]["DMA32"]["present"] = 0
 
 
 DERIVED = [
@@ -367,10 +412,15 @@ DERIVED = [
     ("before-coherent-64M", "dma32-coherent-64M", as_before_fresh, "coherent pages from ZONE_DMA",
      coherent_from_zone_dma),
     ("before-coherent-64M", "dma32-coherent-64M", as_before_fresh, "coherent memory in the pool", coherent_in_pool),
-    ("many-before-streaming", "many-after-streaming-dma32", as_many_before, "no control buffer in the pool",
-     pool_empty),
-    ("many-before-streaming", "many-after-streaming-dma32", as_many_before, "a device failing for another reason than room",
-     fails_otherwise),
+    # nodma32-streaming's median boot put nothing above 4 GiB (skipped):
+    # the boot that showed it, as dma32-streaming on a boot without the zone
+    ("nodma32-streaming", "dma32-streaming", as_nodma32, "a bounce of a mapping below 4 GiB",
+     bounced_below_reach),
+    ("nodma32-streaming", "dma32-streaming", as_nodma32, "a boot that did not empty ZONE_DMA32",
+     lambda rec, info: info["zones"]["DMA32"].update(present=500000)),
+    ("nodma32-streaming", "dma32-streaming", as_nodma32, "the request failed", request_failed),
+    ("nodma32-streaming", "dma32-streaming", as_nodma32, "a null count of mappings above 4 GiB", count_missing),
+    ("nodma32-streaming", "dma32-streaming", as_nodma32, "high mappings not bounced", high_pages_not_bounced),
     ("many-after-streaming", "many-after-streaming-dma32", lambda rec, info: None,
      "control buffers in the pool with the zone", coherent_in_pool),
 ]
@@ -491,6 +541,42 @@ def check_cases(res, scen):
     return out, covered
 
 
+def negative_controls(res):
+    """[(ok, description, detail)]: every table.NEGATIVE_CONTROLS row fed
+    to its check, which must fail (False: not True, not a skip), and each
+    claim and each check named by at least one control."""
+    out = []
+    recs = {r["name"]: r for r in res["scenarios"]}
+    for c in table.NEGATIVE_CONTROLS:
+        desc = "negative control: %s on %s%s fails (%s)" % (
+            c.check.__name__, c.row, " with boot %s's state" % c.boot if c.boot else "", c.claim.__name__)
+        if c.row not in recs:
+            out.append((None, desc, "row not in the recorded run"))
+            continue
+        rec = copy.deepcopy(recs[c.row])
+        info = copy.deepcopy(res["boots"].get(c.boot or rec["boot"]))
+        ok, txt = c.check(rec, info)
+        out.append((ok is False, desc, "%s: %s (%s)" % (ok, txt, c.why)))
+    claims = [fn for _, fn in table.CLAIMS]
+    lacking = [fn.__name__ for fn in claims if not any(c.claim is fn for c in table.NEGATIVE_CONTROLS)]
+    out.append((not lacking, "negative controls: every claim (%d) has one" % len(claims), lacking))
+    checks = functions("ex_")
+    lacking = sorted(n for n, f in checks.items() if not any(c.check is f for c in table.NEGATIVE_CONTROLS))
+    out.append((not lacking, "negative controls: every check (%d) has one" % len(checks), lacking))
+    return out
+
+
+def skipped_boot(res):
+    """nodma32-streaming's median boot put nothing above 4 GiB: its check
+    says so and skips (None), never passes."""
+    rec = next((r for r in res["scenarios"] if r["name"] == "nodma32-streaming"), None)
+    desc = "nodma32-streaming: a boot with nothing above 4 GiB is skipped, not passed"
+    if rec is None or rec.get("pages_above_4g") != 0:
+        return [(None, desc, "the recorded median boot has pages above 4 GiB")]
+    ok, txt = table.ex_nodma32_streaming(copy.deepcopy(rec), copy.deepcopy(res["boots"][rec["boot"]]))
+    return [(ok is None and "skipped" in txt and rec["as_expected"] is True, desc, "%s: %s" % (ok, txt))]
+
+
 def definition_cases(res):
     """[(ok, description, detail)]: every DEF_CASES case through
     table.definition_failures, and the one allowed difference; with the
@@ -554,6 +640,8 @@ def main():
         return ktap.emit([(False, "the recorded run judged", err.strip())], width=300)
     scen = {s.name: s for s in table.for_kernel(KERNEL).scenarios}
     results, checked = check_cases(res, scen)
+    results += negative_controls(res)
+    results += skipped_boot(res)
     for before, after, setting in table.PAIRS:
         diff = table.pair_differences(before, after, setting)
         results.append((not diff and setting in table.SETTINGS,
