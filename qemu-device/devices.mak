@@ -12,5 +12,9 @@ CONFIG_VTD=y
 # -device pcie-root-port (pci-bridge comes with PCI itself)
 CONFIG_PCIE_PORT=y
 CONFIG_DMA32_DEMO=y
+# -device virtio-iommu-pci, for the qtest in which an IOMMU's fault record
+# (a DMA write it makes while translating) unplugs the device
+CONFIG_VIRTIO_PCI=y
+CONFIG_VIRTIO_IOMMU=y
 # -device k8-northbridge (run-guest --gart)
 CONFIG_K8_NORTHBRIDGE=y

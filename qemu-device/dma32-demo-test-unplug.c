@@ -12,6 +12,10 @@
 
 #include "qemu/osdep.h"
 #include "dma32-demo-test.h"
+#include "libqos/libqos-malloc.h"
+#include "libqos/virtio-pci.h"
+#include "standard-headers/linux/virtio_config.h"
+#include "standard-headers/linux/virtio_iommu.h"
 
 static Port *port_start(void)
 {
@@ -308,7 +312,10 @@ static void test_unplug_by_own_msi(void)
  * on the unplugged device, would touch freed config space).  The seed
  * is chosen so that the pattern also leaves the peer's RING_SIZE
  * invalid: its doorbell, written by the same FILL, halts its ring
- * instead of running whatever the pattern put there.
+ * instead of running whatever the pattern put there.  That the doorbell
+ * arrives after the unplug is what the spec says of a bounced access in
+ * flight: the memory core dispatches it to its end (one dma_memory_rw of
+ * up to 64 KiB), and only the next piece is stopped.
  */
 static void test_unplug_in_fill(void)
 {
@@ -372,6 +379,113 @@ static void test_unplug_in_writeback(void)
     port_stop(p);
 }
 
+/*
+ * An IOMMU that does DMA while it translates: virtio-iommu writes a fault
+ * record into a buffer of its event queue (then interrupts) from inside
+ * the translation that failed.  The record's last 8 bytes are the
+ * faulting address, which the device chooses.  The test puts the event
+ * buffer in MMCONFIG so that those bytes land on d0's root port's Slot
+ * Control and aims a FILL at IOVA 0x700 (power controller and power
+ * indicator off): translating that piece unplugs d0, inside
+ * address_space_get_iotlb_entry(), before the device sees the failed
+ * translation.  The device must then stop without reporting the bus
+ * error (which would write PCI_STATUS of freed config space and raise an
+ * interrupt through a freed bus: the sanitizer build reports that), and
+ * write nothing back.
+ *
+ * virtio-iommu-pci sits at 03.0 on the root bus, its BAR above the root
+ * port's window; its queues live in VIOMMU_MEM.  d0 (endpoint 0x100: bus
+ * 1, device 0) is attached to domain 1, in which only its ring's page is
+ * mapped: the descriptor is fetched, its FILL faults.
+ */
+#define VIOMMU_DEVFN        QPCI_DEVFN(3, 0)
+#define VIOMMU_BAR          0xe8000000ULL
+#define VIOMMU_MEM          0x30000000ULL
+#define VIOMMU_TIMEOUT_US   (30 * 1000 * 1000)
+#define VIOMMU_EP           0x100
+
+/* One request on the request queue: @len bytes at @req, the tail last */
+static void viommu_request(QVirtioPCIDevice *dev, QGuestAllocator *alloc,
+                           QVirtQueue *vq, const uint8_t *req, size_t len)
+{
+    QTestState *qts = dev->pdev->bus->qts;
+    uint64_t at = guest_alloc(alloc, len);
+    uint32_t head;
+
+    qtest_memwrite(qts, at, req, len);
+    head = qvirtqueue_add(qts, vq, at, len - 4, false, true);
+    qvirtqueue_add(qts, vq, at + len - 4, 4, true, false);
+    qvirtqueue_kick(qts, &dev->vdev, vq, head);
+    qvirtio_wait_used_elem(qts, &dev->vdev, vq, head, NULL,
+                           VIOMMU_TIMEOUT_US);
+    g_assert_cmpuint(qtest_readb(qts, at + len - 4), ==, VIRTIO_IOMMU_S_OK);
+    guest_free(alloc, at);
+}
+
+static void test_unplug_in_translation(void)
+{
+    Port *p = bridge_start_with("pcie-root-port,chassis=1", NULL,
+                                "-device virtio-iommu-pci,addr=03.0");
+    Dev *d = p->d;
+    QPCIAddress addr = { .devfn = VIOMMU_DEVFN };
+    QGuestAllocator alloc;
+    QVirtioPCIDevice *dev;
+    QVirtQueue *reqq, *evq;
+    uint64_t features;
+    uint8_t req[40] = { 0 };
+    Done done;
+
+    alloc_init(&alloc, 0, VIOMMU_MEM, VIOMMU_MEM + 16 * MiB_, 4096);
+    dev = virtio_pci_new(d->bus, &addr);
+    g_assert(dev);
+    d->bus->mmio_alloc_ptr = VIOMMU_BAR;
+    qvirtio_pci_device_enable(dev);
+    qvirtio_start_device(&dev->vdev);
+    features = qvirtio_get_features(&dev->vdev);
+    g_assert(features & (1ull << VIRTIO_IOMMU_F_MAP_UNMAP));
+    qvirtio_set_features(&dev->vdev, features &
+                         ((1ull << VIRTIO_F_VERSION_1) |
+                          (1ull << VIRTIO_IOMMU_F_MAP_UNMAP)));
+    reqq = qvirtqueue_setup(&dev->vdev, &alloc, 0);
+    evq = qvirtqueue_setup(&dev->vdev, &alloc, 1);
+    qvirtio_set_driver_ok(&dev->vdev);
+
+    /* d0 into domain 1, its ring's page mapped there and nothing else */
+    req[0] = VIRTIO_IOMMU_T_ATTACH;
+    stl_le_p(req + 4, 1);
+    stl_le_p(req + 8, VIOMMU_EP);
+    viommu_request(dev, &alloc, reqq, req, 24);
+    memset(req, 0, sizeof(req));
+    req[0] = VIRTIO_IOMMU_T_MAP;
+    stl_le_p(req + 4, 1);
+    stq_le_p(req + 8, RING_ADDR);
+    stq_le_p(req + 16, RING_ADDR + 4095);
+    stq_le_p(req + 24, RING_ADDR);
+    stl_le_p(req + 32, VIRTIO_IOMMU_MAP_F_READ | VIRTIO_IOMMU_MAP_F_WRITE);
+    viommu_request(dev, &alloc, reqq, req, 40);
+
+    /* the event buffer: its address field on the root port's Slot Control */
+    qvirtqueue_kick(d->qts, &dev->vdev, evq,
+                    qvirtqueue_add(d->qts, evq, p->mmcfg + p->exp +
+                                   PCI_EXP_SLTCTL - 16,
+                                   sizeof(struct virtio_iommu_fault), true,
+                                   false));
+
+    ring_start(d, RING_ADDR, RING_ENTRIES);
+    desc_write(d, 0, &(Desc) { .op = DMA32_DEMO_OP_FILL, .len = 64,
+                               .dst = SLOT_OFF, .seed = 1 });
+    wr(d, DMA32_DEMO_REG_DOORBELL, 1);
+    wait_unplugged(p);
+    desc_read(d, 0, &done);
+    g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_PENDING);
+    qvirtqueue_cleanup(dev->vdev.bus, reqq, &alloc);
+    qvirtqueue_cleanup(dev->vdev.bus, evq, &alloc);
+    g_free(dev->pdev);
+    g_free(dev);
+    alloc_destroy(&alloc);
+    port_stop(p);
+}
+
 void dma32_demo_add_unplug_tests(void)
 {
     qtest_add_func("/dma32-demo/unplug-in-copy", test_unplug_in_copy);
@@ -380,4 +494,6 @@ void dma32_demo_add_unplug_tests(void)
     qtest_add_func("/dma32-demo/unplug-by-own-msi", test_unplug_by_own_msi);
     qtest_add_func("/dma32-demo/unplug-in-fill", test_unplug_in_fill);
     qtest_add_func("/dma32-demo/unplug-in-writeback", test_unplug_in_writeback);
+    qtest_add_func("/dma32-demo/unplug-in-translation",
+                   test_unplug_in_translation);
 }

@@ -10,7 +10,7 @@
  * broken hardware does.
  *
  * The register ABI lives in dma32-demo-regs.h, shared with the Linux
- * driver.  See qemu-device/README.md for the full specification.
+ * driver.  The specification is docs/specs/dma32-demo.rst.
  *
  * PCI ID: 1af4:10f3 lies in 1af4:10f0..10ff, which docs/specs/pci-ids.txt
  * leaves to experimental use without registration and which "must get
@@ -31,12 +31,12 @@
 #include "qemu/module.h"
 #include "qemu/main-loop.h"
 #include "qemu/crc32c.h"
-#include "qemu/rcu.h"
 #include "qapi/error.h"
+#include "qapi/util.h"
+#include "qapi/visitor.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msi.h"
 #include "hw/qdev-properties.h"
-#include "hw/core/qdev-prop-internal.h"
 #include "migration/vmstate.h"
 #include "sysemu/dma.h"
 #include "sysemu/runstate.h"
@@ -66,16 +66,28 @@ QEMU_BUILD_BUG_ON(offsetof(struct dma32_demo_desc, reserved) != 48);
 #define DMA32_DEMO_MAX_RING_ENTRIES     4096
 
 /*
- * Work done by one bottom-half run before it yields to the main loop: at
- * most 64 descriptors and a budget of 16 MiB of RAM.  A byte that goes
- * through the bounce buffer (MMIO, IOMMU misses) costs 64 bytes of the
- * budget, since the memory core dispatches it in accesses of at most 8
- * bytes: one run bounces at most 256 KiB.  A descriptor larger than what
- * is left stops where the budget ends and resumes in the next run.
+ * Work done by one bottom-half run before it yields to the main loop, so
+ * that a run holds the BQL for a bounded time: at most 64 descriptors and
+ * a budget of 64 Mi units of cost, a unit being about the host's time to
+ * copy one byte from RAM to RAM (a whole run: a 64 MiB memmove, a few
+ * ms).  Each byte costs what moving it takes, as qemu-device/bench-copy
+ * measures it against COPY: COPY between RAM, in place (memmove) 1; FILL
+ * into RAM, in place 2; CHECKSUM of RAM, in place (util/crc32c's table
+ * loop) 64; a byte through the bounce buffer (MMIO, IOMMU misses, which
+ * the memory core dispatches in accesses of at most 8 bytes) 256, plus 64
+ * for a CHECKSUM: one run bounces at most 256 KiB.
+ * A descriptor larger than what is left stops where the budget ends and
+ * resumes in the next run.  A descriptor that fails before it moves a
+ * byte costs nothing: the 64 descriptors bound those.
  */
 #define DMA32_DEMO_BH_MAX_DESCS         64
-#define DMA32_DEMO_BH_BUDGET            (16 * MiB)
-#define DMA32_DEMO_BOUNCE_COST          64
+#define DMA32_DEMO_BH_BUDGET            (64 * MiB)
+#define DMA32_DEMO_COST_COPY            1
+#define DMA32_DEMO_COST_FILL            2
+#define DMA32_DEMO_COST_CRC             64
+#define DMA32_DEMO_COST_BOUNCE          256
+/* the most a byte costs: a run goes on while that much is left */
+#define DMA32_DEMO_COST_MAX     (DMA32_DEMO_COST_BOUNCE + DMA32_DEMO_COST_CRC)
 
 /* Bounce buffer for memory that cannot be mapped (MMIO, IOMMU misses) */
 #define DMA32_DEMO_BOUNCE_SIZE          (64 * KiB)
@@ -365,11 +377,15 @@ typedef struct DMA32DemoPiece {
  * the IOMMU page, translating it at most once (an IOMMU records a fault
  * for every failed translation, so a failing piece must not be translated
  * twice).  A hole, or a translation the IOMMU refuses, is a bus error at
- * @bus, with nothing accessed.
+ * @bus, with nothing accessed.  A translation is DMA too: an IOMMU may
+ * write a fault record and send an interrupt while it translates, and
+ * that write may reset or unplug the device.  Then @d->gone is set and
+ * the caller must stop without touching anything, even to report the
+ * error.
  */
-static MemTxResult dma32_demo_resolve(DMA32DemoState *s, uint64_t bus,
-                                      uint64_t len, bool is_write,
-                                      DMA32DemoPiece *pc)
+static MemTxResult dma32_demo_resolve(DMA32DemoState *s, DMA32DemoDone *d,
+                                      uint64_t bus, uint64_t len,
+                                      bool is_write, DMA32DemoPiece *pc)
 {
     AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
     hwaddr addr = bus;
@@ -402,6 +418,9 @@ static MemTxResult dma32_demo_resolve(DMA32DemoState *s, uint64_t bus,
         }
         e = address_space_get_iotlb_entry(as, addr, is_write,
                                           MEMTXATTRS_UNSPECIFIED);
+        if (dma32_demo_stale(s, d)) {
+            return MEMTX_ERROR;
+        }
         if (!(e.perm & (is_write ? IOMMU_WO : IOMMU_RO))) {
             return MEMTX_ERROR;
         }
@@ -494,11 +513,11 @@ static void dma32_demo_bus_error(DMA32DemoState *s, DMA32DemoDone *d,
     d->fault_addr = bus;
 }
 
-/* Bytes of a bounced piece that fit in @budget */
-static uint64_t dma32_demo_bounce_len(DMA32DemoPiece *pc, uint64_t budget)
+/* Bytes of a bounced piece that fit in @budget at @cost per byte */
+static uint64_t dma32_demo_bounce_len(DMA32DemoPiece *pc, uint64_t budget,
+                                      unsigned cost)
 {
-    return MIN(MIN(pc->len, DMA32_DEMO_BOUNCE_SIZE),
-               budget / DMA32_DEMO_BOUNCE_COST);
+    return MIN(MIN(pc->len, DMA32_DEMO_BOUNCE_SIZE), budget / cost);
 }
 
 /*
@@ -514,7 +533,7 @@ static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t *budget,
 {
     uint64_t dst = s->cur_dst, len = s->cur_len, seed = s->cur_seed;
 
-    while (s->cur_off < len && *budget >= DMA32_DEMO_BOUNCE_COST) {
+    while (s->cur_off < len && *budget >= DMA32_DEMO_COST_MAX) {
         uint64_t off = s->cur_off;
         uint64_t bus, n;
         DMA32DemoPiece pc;
@@ -522,10 +541,13 @@ static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t *budget,
         void *p;
 
         n = dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &bus);
-        n = MIN(n, *budget);
+        n = MIN(n, *budget / DMA32_DEMO_COST_FILL);
         r = dma32_demo_inject(s);
         if (r == MEMTX_OK) {
-            r = dma32_demo_resolve(s, bus, n, true, &pc);
+            r = dma32_demo_resolve(s, d, bus, n, true, &pc);
+        }
+        if (d->gone) {
+            return;
         }
         if (r != MEMTX_OK) {
             dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, bus);
@@ -537,9 +559,9 @@ static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t *budget,
             trace_dma32_demo_dma(bus, n, 1, 1);
             dma32_demo_pattern(p, seed, off, n);
             dma32_demo_unmap(&pc, p, DMA_DIRECTION_FROM_DEVICE, n);
-            *budget -= n;
+            *budget -= n * DMA32_DEMO_COST_FILL;
         } else {
-            n = dma32_demo_bounce_len(&pc, *budget);
+            n = dma32_demo_bounce_len(&pc, *budget, DMA32_DEMO_COST_BOUNCE);
             trace_dma32_demo_dma(bus, n, 1, 0);
             dma32_demo_pattern(s->bounce, seed, off, n);
             r = dma32_demo_rw(s, &pc, n, DMA_DIRECTION_FROM_DEVICE, d);
@@ -550,7 +572,7 @@ static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t *budget,
                 dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, bus);
                 return;
             }
-            *budget -= n * DMA32_DEMO_BOUNCE_COST;
+            *budget -= n * DMA32_DEMO_COST_BOUNCE;
         }
         s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
         s->cur_off += n;
@@ -563,7 +585,7 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t *budget,
 {
     uint64_t src = s->cur_src, len = s->cur_len;
 
-    while (s->cur_off < len && *budget >= DMA32_DEMO_BOUNCE_COST) {
+    while (s->cur_off < len && *budget >= DMA32_DEMO_COST_MAX) {
         uint64_t off = s->cur_off;
         uint64_t bus, n;
         DMA32DemoPiece pc;
@@ -571,10 +593,13 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t *budget,
         void *p;
 
         n = dma32_demo_piece(s, src + off, len - off, s->dma_bits, &bus);
-        n = MIN(n, *budget);
+        n = MIN(n, *budget / DMA32_DEMO_COST_CRC);
         r = dma32_demo_inject(s);
         if (r == MEMTX_OK) {
-            r = dma32_demo_resolve(s, bus, n, false, &pc);
+            r = dma32_demo_resolve(s, d, bus, n, false, &pc);
+        }
+        if (d->gone) {
+            return;
         }
         if (r != MEMTX_OK) {
             dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, bus);
@@ -586,9 +611,9 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t *budget,
             trace_dma32_demo_dma(bus, n, 0, 1);
             s->cur_crc = dma32_demo_crc32c(s->cur_crc, p, n);
             dma32_demo_unmap(&pc, p, DMA_DIRECTION_TO_DEVICE, n);
-            *budget -= n;
+            *budget -= n * DMA32_DEMO_COST_CRC;
         } else {
-            n = dma32_demo_bounce_len(&pc, *budget);
+            n = dma32_demo_bounce_len(&pc, *budget, DMA32_DEMO_COST_MAX);
             trace_dma32_demo_dma(bus, n, 0, 0);
             r = dma32_demo_rw(s, &pc, n, DMA_DIRECTION_TO_DEVICE, d);
             if (d->gone) {
@@ -599,7 +624,7 @@ static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t *budget,
                 return;
             }
             s->cur_crc = dma32_demo_crc32c(s->cur_crc, s->bounce, n);
-            *budget -= n * DMA32_DEMO_BOUNCE_COST;
+            *budget -= n * DMA32_DEMO_COST_MAX;
         }
         s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
         s->cur_off += n;
@@ -616,7 +641,7 @@ static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t *budget,
 {
     uint64_t src = s->cur_src, dst = s->cur_dst, len = s->cur_len;
 
-    while (s->cur_off < len && *budget >= DMA32_DEMO_BOUNCE_COST) {
+    while (s->cur_off < len && *budget >= DMA32_DEMO_COST_MAX) {
         uint64_t off = s->cur_off;
         uint64_t sbus, dbus, n;
         DMA32DemoPiece sp, dp;
@@ -625,16 +650,22 @@ static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t *budget,
 
         n = MIN(dma32_demo_piece(s, src + off, len - off, s->dma_bits, &sbus),
                 dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &dbus));
-        n = MIN(n, *budget);
+        n = MIN(n, *budget / DMA32_DEMO_COST_COPY);
         r = dma32_demo_inject(s);
         if (r == MEMTX_OK) {
-            r = dma32_demo_resolve(s, sbus, n, false, &sp);
+            r = dma32_demo_resolve(s, d, sbus, n, false, &sp);
+        }
+        if (d->gone) {
+            return;
         }
         if (r != MEMTX_OK) {
             dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, sbus);
             return;
         }
-        r = dma32_demo_resolve(s, dbus, sp.len, true, &dp);
+        r = dma32_demo_resolve(s, d, dbus, sp.len, true, &dp);
+        if (d->gone) {
+            return;
+        }
         if (r != MEMTX_OK) {
             dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, dbus);
             return;
@@ -655,13 +686,13 @@ static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t *budget,
             s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
             s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
             s->cur_off += n;
-            *budget -= n;
+            *budget -= n * DMA32_DEMO_COST_COPY;
             continue;
         }
         if (sptr) {
             dma32_demo_unmap(&sp, sptr, DMA_DIRECTION_TO_DEVICE, 0);
         }
-        n = dma32_demo_bounce_len(&dp, *budget);
+        n = dma32_demo_bounce_len(&dp, *budget, DMA32_DEMO_COST_BOUNCE);
         trace_dma32_demo_dma(sbus, n, 0, 0);
         r = dma32_demo_rw(s, &sp, n, DMA_DIRECTION_TO_DEVICE, d);
         if (d->gone) {
@@ -683,7 +714,7 @@ static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t *budget,
         }
         s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
         s->cur_off += n;
-        *budget -= n * DMA32_DEMO_BOUNCE_COST;
+        *budget -= n * DMA32_DEMO_COST_BOUNCE;
     }
 }
 
@@ -913,7 +944,7 @@ static void dma32_demo_bh(void *opaque)
         int ret;
 
         if (descs >= DMA32_DEMO_BH_MAX_DESCS ||
-            budget < DMA32_DEMO_BOUNCE_COST) {
+            budget < DMA32_DEMO_COST_MAX) {
             /* Yield to the main loop and continue in the next run */
             again = true;
             qemu_bh_schedule(s->bh);
@@ -1306,6 +1337,15 @@ static void dma32_demo_instance_init(Object *obj)
     }
 }
 
+/* No descriptor under way unless the stream has its subsection */
+static int dma32_demo_pre_load(void *opaque)
+{
+    DMA32DemoState *s = opaque;
+
+    s->cur_active = false;
+    return 0;
+}
+
 static int dma32_demo_post_load(void *opaque, int version_id)
 {
     DMA32DemoState *s = opaque;
@@ -1338,6 +1378,34 @@ static int dma32_demo_post_load(void *opaque, int version_id)
         return -EINVAL;
     }
     /*
+     * The checks a doorbell and a fetch made on the source are not made
+     * again for a descriptor under way or a ring with work queued: a
+     * stream that puts either out of the device's reach is refused, or
+     * the destination would move data, or write a completion, past
+     * 2^dma-bits or 2^ring-bits.
+     */
+    if (s->overflow == DMA32_DEMO_OVERFLOW_FAULT &&
+        (s->cur_active || s->head != s->tail) &&
+        !dma32_demo_range_ok(s->ring_base,
+                             (uint64_t)s->ring_size * DMA32_DEMO_DESC_SIZE,
+                             s->ring_bits)) {
+        error_report("%s: ring at 0x%" PRIx64 " of %u descriptors with work "
+                     "in it reaches past ring-bits %u", TYPE_DMA32_DEMO,
+                     s->ring_base, s->ring_size, s->ring_bits);
+        return -EINVAL;
+    }
+    if (s->overflow == DMA32_DEMO_OVERFLOW_FAULT && s->cur_active &&
+        ((s->cur_op != DMA32_DEMO_OP_FILL &&
+          !dma32_demo_range_ok(s->cur_src, s->cur_len, s->dma_bits)) ||
+         (s->cur_op != DMA32_DEMO_OP_CHECKSUM &&
+          !dma32_demo_range_ok(s->cur_dst, s->cur_len, s->dma_bits)))) {
+        error_report("%s: descriptor under way (op %u, source 0x%" PRIx64
+                     ", destination 0x%" PRIx64 ", %u bytes) reaches past "
+                     "dma-bits %u", TYPE_DMA32_DEMO, s->cur_op, s->cur_src,
+                     s->cur_dst, s->cur_len, s->dma_bits);
+        return -EINVAL;
+    }
+    /*
      * The bottom half is not migrated: the vm state change handler kicks
      * it when the destination starts running, and it continues the
      * descriptor under way, then HEAD..TAIL from guest RAM.
@@ -1352,14 +1420,23 @@ static bool dma32_demo_cur_needed(void *opaque)
     return s->cur_active;
 }
 
+/* Sent only while active: that it arrived says so */
+static int dma32_demo_cur_post_load(void *opaque, int version_id)
+{
+    DMA32DemoState *s = opaque;
+
+    s->cur_active = true;
+    return 0;
+}
+
 /* The descriptor under way, when the VM stopped between two of its runs */
 static const VMStateDescription vmstate_dma32_demo_cur = {
     .name = TYPE_DMA32_DEMO "/descriptor",
     .version_id = 1,
     .minimum_version_id = 1,
     .needed = dma32_demo_cur_needed,
+    .post_load = dma32_demo_cur_post_load,
     .fields = (VMStateField[]) {
-        VMSTATE_BOOL(cur_active, DMA32DemoState),
         VMSTATE_UINT32(cur_op, DMA32DemoState),
         VMSTATE_UINT32(cur_len, DMA32DemoState),
         VMSTATE_UINT64(cur_src, DMA32DemoState),
@@ -1373,9 +1450,9 @@ static const VMStateDescription vmstate_dma32_demo_cur = {
 
 static const VMStateDescription vmstate_dma32_demo = {
     .name = TYPE_DMA32_DEMO,
-    /* 2: the configuration is in the stream and must match */
-    .version_id = 2,
-    .minimum_version_id = 2,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = dma32_demo_pre_load,
     .post_load = dma32_demo_post_load,
     .fields = (VMStateField[]) {
         VMSTATE_UINT8_EQUAL(dma_bits, DMA32DemoState,
@@ -1421,13 +1498,30 @@ static const QEnumLookup dma32_demo_overflow_lookup = {
     .size = ARRAY_SIZE(dma32_demo_overflow_names),
 };
 
+/* get and set: an output visitor reads the field, an input one writes it */
+static void dma32_demo_visit_overflow(Object *obj, Visitor *v,
+                                      const char *name, void *opaque,
+                                      Error **errp)
+{
+    int *ptr = object_field_prop_ptr(obj, opaque);
+
+    visit_type_enum(v, name, ptr, &dma32_demo_overflow_lookup, errp);
+}
+
+static void dma32_demo_overflow_default(ObjectProperty *op,
+                                        const Property *prop)
+{
+    object_property_set_default_str(op,
+        qapi_enum_lookup(&dma32_demo_overflow_lookup, prop->defval.i));
+}
+
 static const PropertyInfo dma32_demo_prop_overflow = {
     .name = "DMA32DemoOverflow",
     .description = "what an out-of-range address does: fault/truncate",
     .enum_table = &dma32_demo_overflow_lookup,
-    .get = qdev_propinfo_get_enum,
-    .set = qdev_propinfo_set_enum,
-    .set_default_value = qdev_propinfo_set_default_value_enum,
+    .get = dma32_demo_visit_overflow,
+    .set = dma32_demo_visit_overflow,
+    .set_default_value = dma32_demo_overflow_default,
 };
 
 static Property dma32_demo_properties[] = {
