@@ -423,6 +423,17 @@ static void test_translate(void)
     fill_ok(d, end, PAGE, 13);
     check_pattern(d, end, 0, PAGE, 13);
 
+    /*
+     * one transfer from below the aperture into it: RAM untranslated up
+     * to the aperture's base, then page 0's target; the RAM under the
+     * aperture untouched (the untranslated piece below must stop at it)
+     */
+    canary_set(d, APER, 4 * PAGE);
+    fill_ok(d, APER - PAGE, 2 * PAGE, 16);
+    check_pattern(d, APER - PAGE, 0, PAGE, 16);
+    check_pattern(d, TGT + 3 * PAGE, PAGE, PAGE, 16);
+    canary_check(d, APER, 4 * PAGE);
+
     /* one transfer across the aperture's end: its last page, then RAM */
     map(d, TABLE, last, TGT + 8 * PAGE);
     gart_flush(d);
@@ -468,6 +479,68 @@ static void test_flush(void)
     fill_ok(d, APER, PAGE, 23);
     check_pattern(d, b, 0, PAGE, 23);
     check_pattern(d, a, 0, PAGE, 22);
+    dev_stop(d);
+}
+
+/*
+ * The TLB is direct mapped with 16 entries: aperture pages 0 and 16 share
+ * its slot 0, and its tag tells them apart.  Both mapped to different
+ * pages: each access goes to its own page, with no flush between them
+ * (a TLB that ignored its tag would send page 16's write to page 0's
+ * target).  Page 16's walk evicts page 0's entry: page 0's PTE changed
+ * without a flush is then read afresh, while page 16's stays cached.
+ */
+static void test_tlb_tags(void)
+{
+    Dev *d = gart_start();
+    uint64_t a = TGT, b = TGT + PAGE, c = TGT + 2 * PAGE;
+
+    map(d, TABLE, 0, a);
+    map(d, TABLE, 16, b);
+    gart_flush(d);
+    canary_set(d, TGT, 4 * PAGE);
+    fill_ok(d, APER, PAGE, 81);
+    fill_ok(d, APER + 16 * PAGE, PAGE, 82);
+    check_pattern(d, a, 0, PAGE, 81);
+    check_pattern(d, b, 0, PAGE, 82);
+
+    /* page 0 was evicted by page 16: its new PTE is walked */
+    map(d, TABLE, 0, c);
+    map(d, TABLE, 16, TGT + 3 * PAGE);
+    fill_ok(d, APER + 16 * PAGE, PAGE, 83);
+    check_pattern(d, b, 0, PAGE, 83);
+    fill_ok(d, APER, PAGE, 84);
+    check_pattern(d, c, 0, PAGE, 84);
+    check_pattern(d, a, 0, PAGE, 81);
+    canary_check(d, TGT + 3 * PAGE, PAGE);
+    dev_stop(d);
+}
+
+/*
+ * An aperture base not aligned to the aperture's size: the bits below the
+ * size are ignored (and the write logged as a guest error), so a 64 MiB
+ * aperture programmed at APER + 32 MiB is at APER.  The register reads
+ * back as written.
+ */
+static void test_unaligned_base(void)
+{
+    Dev *d = gart_start();
+    uint64_t odd = APER + 32 * MiB_;
+
+    map(d, TABLE, 0, TGT);
+    map(d, TABLE, 8192, TGT + PAGE);    /* where page 0 of odd would be */
+    nb_wr(d, K8NB_APER_BASE, odd >> K8NB_APER_BASE_SHIFT);
+    g_assert_cmphex(nb_rd(d, K8NB_APER_BASE), ==,
+                    odd >> K8NB_APER_BASE_SHIFT);
+    gart_flush(d);
+    canary_set(d, APER + 64 * MiB_, PAGE);
+    fill_ok(d, APER, PAGE, 91);
+    check_pattern(d, TGT, 0, PAGE, 91);
+    fill_ok(d, odd, PAGE, 92);
+    check_pattern(d, TGT + PAGE, 0, PAGE, 92);
+    /* past the aligned aperture: RAM, untranslated */
+    fill_ok(d, APER + 64 * MiB_, PAGE, 93);
+    check_pattern(d, APER + 64 * MiB_, 0, PAGE, 93);
     dev_stop(d);
 }
 
@@ -549,9 +622,11 @@ static void test_invalid_pte(void)
     check_bus_error(d, done, APER, DMA32_DEMO_FAULT_SRC_DST);
     g_assert(nb_rd(d, K8NB_CACHE_CTL) & K8NB_CACHE_CTL_PTEERR);
 
-    /* and the GART works again with its table back */
+    /*
+     * and the GART works again with its table back, without a flush: the
+     * aborted walk cached nothing
+     */
     nb_wr(d, K8NB_TABLE_BASE, (TABLE >> 12) << 4);
-    gart_flush(d);
     fill_ok(d, APER, PAGE, 44);
     check_pattern(d, TGT, 0, PAGE, 44);
     dev_stop(d);
@@ -848,6 +923,8 @@ int main(int argc, char **argv)
     qtest_add_func("/k8-northbridge/ids", test_ids);
     qtest_add_func("/k8-northbridge/translate", test_translate);
     qtest_add_func("/k8-northbridge/flush", test_flush);
+    qtest_add_func("/k8-northbridge/tlb-tags", test_tlb_tags);
+    qtest_add_func("/k8-northbridge/unaligned-base", test_unaligned_base);
     qtest_add_func("/k8-northbridge/forgotten-flush", test_forgotten_flush);
     qtest_add_func("/k8-northbridge/invalid-pte", test_invalid_pte);
     qtest_add_func("/k8-northbridge/apertures", test_apertures);

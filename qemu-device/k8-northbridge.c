@@ -19,6 +19,8 @@
 #include "qapi/error.h"
 #include "qemu/bswap.h"
 #include "qemu/error-report.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/notify.h"
 #include "qemu/range.h"
@@ -72,23 +74,37 @@ static void k8nb_tlb_flush(K8NBMiscState *s)
     memset(s->tlb_valid, 0, sizeof(s->tlb_valid));
 }
 
+/* The aperture's size order, and its base as programmed */
+static uint32_t k8nb_aper_order(K8NBMiscState *s)
+{
+    return (k8nb_reg(s, K8NB_APER_CTL) & K8NB_APER_CTL_SIZE_MASK) >>
+           K8NB_APER_CTL_SIZE_SHIFT;
+}
+
+static uint64_t k8nb_aper_base_programmed(K8NBMiscState *s)
+{
+    return (uint64_t)(k8nb_reg(s, K8NB_APER_BASE) & K8NB_APER_BASE_BITS) <<
+           K8NB_APER_BASE_SHIFT;
+}
+
 /*
  * The aperture, when the GART translates device accesses: GartEn set,
- * DisGartIo clear and a size order that is not reserved.
+ * DisGartIo clear and a size order that is not reserved.  Its base is
+ * aligned to its size: the base bits below the size are ignored, as the
+ * hardware's address compare ignores them (Linux always programs a
+ * naturally aligned aperture).
  */
 static bool k8nb_aperture(K8NBMiscState *s, uint64_t *base, uint64_t *size)
 {
     uint32_t ctl = k8nb_reg(s, K8NB_APER_CTL);
-    uint32_t order = (ctl & K8NB_APER_CTL_SIZE_MASK) >>
-                     K8NB_APER_CTL_SIZE_SHIFT;
+    uint32_t order = k8nb_aper_order(s);
 
     if (!(ctl & K8NB_APER_CTL_GARTEN) || (ctl & K8NB_APER_CTL_DISGARTIO) ||
         order > K8NB_APER_ORDER_MAX) {
         return false;
     }
-    *base = (uint64_t)(k8nb_reg(s, K8NB_APER_BASE) & K8NB_APER_BASE_BITS) <<
-            K8NB_APER_BASE_SHIFT;
     *size = k8nb_aper_size(order);
+    *base = k8nb_aper_base_programmed(s) & ~(*size - 1);
     return true;
 }
 
@@ -130,13 +146,17 @@ static uint32_t k8nb_pte(K8NBMiscState *s, uint32_t page, bool *hit)
         return s->tlb_pte[i];
     }
     *hit = false;
-    /* A table the bus cannot read yields an invalid entry */
+    /*
+     * A table the bus cannot read yields an invalid entry, which is not
+     * cached: the walk was aborted, it read no entry
+     */
     r = address_space_read(&address_space_memory, at, MEMTXATTRS_UNSPECIFIED,
                            raw, sizeof(raw));
-    if (r == MEMTX_OK) {
-        pte = ldl_le_p(raw);
+    trace_k8nb_table_walk(page, at, r == MEMTX_OK ? ldl_le_p(raw) : 0, r);
+    if (r != MEMTX_OK) {
+        return 0;
     }
-    trace_k8nb_table_walk(page, at, pte, r);
+    pte = ldl_le_p(raw);
     s->tlb_valid[i] = true;
     s->tlb_tag[i] = page;
     s->tlb_pte[i] = pte;
@@ -155,6 +175,13 @@ static IOMMUTLBEntry k8nb_translate(IOMMUMemoryRegion *iommu, hwaddr addr,
     uint32_t page, pte;
     bool hit;
 
+    /*
+     * The TLB and GartPteErr change here without a lock of their own: the
+     * only callers are bus masters' DMA under the BQL (IOMMU notifiers,
+     * through which vhost or vfio would translate from other threads, are
+     * refused).
+     */
+    assert(qemu_mutex_iothread_locked());
     if (!k8nb_aperture(s, &base, &size) || addr < base ||
         addr - base >= size) {
         /* not in the aperture: unchanged */
@@ -210,10 +237,22 @@ static void k8nb_misc_write_config(PCIDevice *pdev, uint32_t addr,
 
     pci_default_write_config(pdev, addr, val, len);
     if (ranges_overlap(addr, len, K8NB_APER_CTL, 16)) {
+        uint64_t base = k8nb_aper_base_programmed(s), size;
+
         trace_k8nb_regs(k8nb_reg(s, K8NB_APER_CTL),
                         k8nb_reg(s, K8NB_APER_BASE),
                         k8nb_reg(s, K8NB_TABLE_BASE),
                         k8nb_reg(s, K8NB_CACHE_CTL));
+        if ((k8nb_reg(s, K8NB_APER_CTL) & K8NB_APER_CTL_GARTEN) &&
+            k8nb_aper_order(s) <= K8NB_APER_ORDER_MAX) {
+            size = k8nb_aper_size(k8nb_aper_order(s));
+            if (base & (size - 1)) {
+                qemu_log_mask(LOG_GUEST_ERROR, "%s: aperture base 0x%" PRIx64
+                              " not aligned to its size 0x%" PRIx64 ": used "
+                              "as 0x%" PRIx64 "\n", TYPE_K8_NB, base, size,
+                              base & ~(size - 1));
+            }
+        }
     }
     if (k8nb_reg(s, K8NB_CACHE_CTL) & K8NB_CACHE_CTL_INVGART) {
         /* the flush completes at once: InvGart reads 0 again */
