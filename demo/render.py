@@ -74,7 +74,8 @@ def mib_cell(r, key):
 
 # The narrow tables of the report's body: (title, columns as (header with
 # its unit, cell)); every cell but the verdict's is a figure or an errno.
-SCENARIO = ("scenario", lambda r: "`%s`" % r["name"])
+SCENARIO = ("scenario", lambda r: '<a id="%s"></a>`%s`' % (anchor(r["name"]), r["name"]))
+MUST_SHOW = ("must show", lambda r: r["expect"])
 REQUEST = ("request (strategy op size x count)", COL["request"])
 RESULT = ("result (ok or errno)", result_cell)
 VERDICT = ("verdict", verdict)
@@ -88,18 +89,18 @@ MBPS = ("speed (MB/s)", COL["MB/s"])
 DEVICES = ("devices ok (of bound)", COL["devices ok"])
 IN_POOL = ("coherent in swiotlb pool (MiB)", lambda r: mib_cell(r, "coherent_swiotlb_bytes"))
 TOPICS = [
-    ("Coherent memory", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, ABOVE_4G, IN_POOL, MBPS, VERDICT]),
+    ("Coherent memory", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, ABOVE_4G, IN_POOL, MBPS, MUST_SHOW, VERDICT]),
     ("Streaming and bounces", [SCENARIO, REQUEST, RESULT, SW_BOUNCED, DRV_BOUNCED, ABOVE_4G,
-                               ("copied (bytes per byte)", COL["copied/B"]), MBPS, VERDICT]),
-    ("Many devices", [SCENARIO, REQUEST, DEVICES, IN_POOL, REFUSED, SW_BOUNCED, MBPS, VERDICT]),
+                               ("copied (bytes per byte)", COL["copied/B"]), MBPS, MUST_SHOW, VERDICT]),
+    ("Many devices", [SCENARIO, REQUEST, DEVICES, IN_POOL, REFUSED, SW_BOUNCED, MBPS, MUST_SHOW, VERDICT]),
     ("The K8 GART", [SCENARIO, REQUEST, DEVICES,
                      ("aperture held by coherent memory (4 KiB pages)", lambda r: fmt(r.get("gart_coherent"))),
                      ("refused for aperture space (mappings)", lambda r: fmt(r.get("gart_full"))),
-                     ABOVE_4G, MBPS, VERDICT]),
-    ("31-bit and 24-bit devices", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, REFUSED, SW_BOUNCED, VERDICT]),
-    ("Pressure", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, ABOVE_4G, VERDICT]),
+                     ABOVE_4G, MBPS, MUST_SHOW, VERDICT]),
+    ("31-bit and 24-bit devices", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, REFUSED, SW_BOUNCED, MUST_SHOW, VERDICT]),
+    ("Pressure", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, ABOVE_4G, MUST_SHOW, VERDICT]),
     ("Context rows", [SCENARIO, REQUEST, RESULT, ("device faults (count)", COL["dev faults"]),
-                      ("bytes written (bytes)", lambda r: fmt(r.get("bytes"))), VERDICT]),
+                      ("bytes written (bytes)", lambda r: fmt(r.get("bytes"))), MUST_SHOW, VERDICT]),
 ]
 CONTEXT_STRATEGIES = ("unsafe-raw", "truncation-alias")
 
@@ -182,82 +183,141 @@ def ring_at(results, r):
     return "ZONE_%s at %s" % (z or "?", hex(phys) if phys is not None else "n/a")
 
 
+def anchor(name):
+    """The HTML anchor of a row in the topic tables (report.md links to it)."""
+    return "row-" + re.sub(r"[^a-z0-9-]", "-", name.lower())
+
+
+def link(text, row):
+    """TEXT linked to ROW's line in the topic tables."""
+    return "[%s](#%s)" % (text, anchor(row))
+
+
+SWEEP_LINK = "#throughput-by-strategy"
+
+
 class FirstLine(NamedTuple):
-    """One line of the first screen: its topic, the rows it needs (before,
-    after) and how it puts them."""
+    """One line of the first screen: its topic, the rows it needs (all
+    must have run) and how it puts them."""
     topic: str
-    before: Tuple[str, ...]    # the first of these that ran
-    after: str
-    text: Callable[[Dict[str, Any], Dict[str, Any], Dict[str, Any]], str]
+    rows: Tuple[str, ...]
+    text: Callable[..., str]
 
 
-def _coherent(res, b, a):
-    return ("without the zone %s after %s, %s ZONE_DMA pages (`%s`; 2.6.14 took an ordinary page first);"
-            " with it %s %s, %s ZONE_DMA pages (`%s`)" % (
-                b["errno"] or "ok", mib(b["coherent_held"]), fmt(b["zone_dma_pages_used"]), b["name"],
-                mib(a["size"] * a["count"]), table.yes(a["ok"]), fmt(a["zone_dma_pages_used"]), a["name"]))
+def failed_of(r):
+    """'N of M devices' whose request failed, M the devices that made it."""
+    return "%d of %d devices" % (sum(1 for p in r["per_device"] if not p["ok"]), len(r["per_device"]))
 
 
-def _speed(res, b, a):
+def _many(res, b, b32, full, a):
+    dma, pool = table.bound_holdings(b, res["boots"].get(b["boot"]))
+    size = table.swiotlb_pool_mib(res["boots"].get(b["boot"]))
+    adma, apool = table.bound_holdings(a, res["boots"].get(a["boot"]))
+    return ("under the 2.6.14 model their control buffers held %s and %s; GFP_DMA32 buffers then failed on %s"
+            " (ZONE_DMA used up); one more coherent request: %s (2.6.14 panicked). With the zone: %s" % (
+                link("%s of ZONE_DMA's %s pages" % (fmt(dma), fmt(table.zone(res["boots"].get(b["boot"]), "DMA")
+                                                                    .get("managed"))), b["name"]),
+                link("%s of the %s MiB swiotlb pool" % (table.mib_of(pool), fmt(size and int(size))), b["name"]),
+                link(failed_of(b32), b32["name"]),
+                link("ENOMEM after %s MiB" % table.request_mib(full), full["name"]),
+                link("%s pages, %s MiB, %d of %d ok" % (fmt(adma), table.mib_of(apool),
+                                                       sum(p["ok"] for p in a["per_device"]), len(a["per_device"])),
+                     a["name"])))
+
+
+def _gart(res, b, sm, a):
+    return ("control buffers held %s; %s from each at once: %s refused (this run; varies with overlap); %s: %s."
+            " With the zone: %s" % (
+                link("%s of the %d MiB aperture" % (table.mib_of((b["gart_coherent"] or 0) * 4096), table.gart(b)),
+                     b["name"]),
+                link("%d x %s" % (b["count"], mib(b["size"]).replace(".0 ", " ")), b["name"]),
+                link(failed_of(b), b["name"]),
+                link("a %d MiB aperture" % table.gart(sm), sm["name"]),
+                link("%d of %d could not bind" % (sm["devices"] - len(sm["per_device"]), sm["devices"]), sm["name"]),
+                link("%s MiB held, %s refused, %d of %d ok" % (
+                    table.mib_of((a["gart_coherent"] or 0) * 4096), fmt(a["gart_full"]),
+                    sum(p["ok"] for p in a["per_device"]), len(a["per_device"])), a["name"])))
+
+
+def _speed(res, b):
     mbps, cpb = res["sweep"]["mbps"], table.copied_per_byte(b)
-    return "before (bounced) %.0f MB/s, after (GFP_DMA32, direct) %.0f MB/s at 1 MiB: %.1fx (TCG; the bounced fill" \
-        " was copied %s times per byte: today's swiotlb copies it twice, 2.6.14 once)" % (
-            mbps["streaming"][str(1 << 20)], mbps["streaming-dma32"][str(1 << 20)],
-            res["summary"]["ratio_direct_over_bounced_1M"], "%.2f" % cpb if cpb is not None else "n/a")
+    return "pages above 4 GiB bounced at %s, GFP_DMA32 pages direct at %s (1 MiB buffers, TCG), %s (2.6.14: once)" % (
+        "[%.0f MB/s](%s)" % (mbps["streaming"][str(1 << 20)], SWEEP_LINK),
+        "[%.0f MB/s](%s)" % (mbps["streaming-dma32"][str(1 << 20)], SWEEP_LINK),
+        link("copied %s times per byte" % ("%.2f" % cpb if cpb is not None else "n/a"), b["name"]))
 
 
-def _ring(res, b, a):
-    return "before in %s, after in %s" % (ring_at(res, b), ring_at(res, a))
+def _bits31(res, b, a, sw, low):
+    return ("a 4 GiB zone sent %s of a 31-bit device to ZONE_DMA, a 2 GiB zone %s (medians of %d boots); its"
+            " ordinary pages through today's pool, above 2 GiB: %s; through 2.6.14's low pool: %s. The patch"
+            " chose 4 GiB" % (
+                link("%s coherent allocations" % fmt(table.shown(b, "zone_dma_fallbacks")), b["name"]),
+                link(fmt(table.shown(a, "zone_dma_fallbacks")), a["name"]), b.get("repeats", 1),
+                link(sw["errno"] or "ok", sw["name"]),
+                link("%s bounced, %s of %s verified" % (fmt(table.bounced(low)), fmt(low["buffers_verified"]),
+                                                        low["count"]), low["name"])))
 
 
-def _many(res, b, a):
-    pool = table.swiotlb_pool_mib(res["boots"].get(b["boot"]))
-    return "before %s of the %s swiotlb pool held, %s; after %s, %s" % (
-        mib(b["coherent_swiotlb_bytes"]), "%.0f MiB" % pool if pool else "(size not logged)", devices_ok(b),
-        mib(a["coherent_swiotlb_bytes"]), devices_ok(a))
+def _fresh(res, b):
+    return "%s of coherent memory, %s; the costs above need low memory taken" % (
+        link("%s MiB" % table.request_mib(b), b["name"]),
+        link("%s ZONE_DMA pages, %s MiB in the pool" % (fmt(b["zone_dma_pages_used"]),
+                                                        table.mib_of(b.get("coherent_swiotlb_bytes"))), b["name"]))
 
 
-def _gart(res, b, a):
-    return "before %s of the %d MiB aperture held, %s mappings refused, %s; after %s, %s refused, %s" % (
-        mib((b["gart_coherent"] or 0) * 4096), table.gart(b), fmt(b["gart_full"]), devices_ok(b),
-        mib((a["gart_coherent"] or 0) * 4096), fmt(a["gart_full"]), devices_ok(a))
-
-
-def _bits31(res, b, a):
-    return "a 4 GiB zone sent %s coherent allocations to ZONE_DMA, a 2 GiB zone %s (median of %d boots;" \
-        " the patch chose 4 GiB anyway)" % (fmt(table.shown(b, "zone_dma_fallbacks")),
-                                           fmt(table.shown(a, "zone_dma_fallbacks")), b.get("repeats", 1))
+def _nozone(res, b, a):
+    return "`dma32=off` alone (today's allocator, never 2.6.14's): %s, ZONE_DMA used up; with the zone %s" % (
+        link("%s after %s MiB" % (b["errno"] or "ok", table.request_mib(b)), b["name"]),
+        link("%s MiB %s, %s ZONE_DMA pages" % (table.request_mib(a), table.yes(a["ok"]),
+                                               fmt(a["zone_dma_pages_used"])), a["name"]))
 
 
 FIRST_SCREEN = [
-    FirstLine("Coherent memory, 32-bit device", ("nozone-coherent-64M", "nodma32-coherent"), "dma32-coherent-64M",
-              _coherent),
-    FirstLine("Streaming, pages above 4 GiB", ("dma32-streaming",), "dma32-streaming-dma32", _speed),
-    FirstLine("A 64-bit device's 32-bit ring", ("ring32-before-data64-streaming",), "ring32-data64-streaming",
-              _ring),
-    FirstLine("Eight devices, swiotlb", ("many-before-streaming",), "many-after-streaming", _many),
-    FirstLine("Eight devices, K8 GART", ("gart-before-streaming",), "gart-after-streaming", _gart),
-    FirstLine("A 31-bit device", ("bits31-coherent",), "bits31-dma32-2G-coherent", _bits31),
+    FirstLine("Eight aged devices, swiotlb (2005 Intel)", (
+        "many-before-streaming", "many-before-streaming-dma32", "many-before-coherent-beyond-pool",
+        "many-after-streaming"), _many),
+    FirstLine("The same behind a K8 GART (2005 AMD)", (
+        "gart-before-streaming", "gart32-before-streaming", "gart-after-streaming"), _gart),
+    FirstLine("Bounce cost", ("dma32-streaming",), _speed),
+    FirstLine("The 2 GiB debate", ("bits31-coherent", "bits31-dma32-2G-coherent", "bits31-swiotlb-streaming",
+                                   "bits31-swiotlb-low-streaming"), _bits31),
+    FirstLine("A fresh machine: the 2.6.14 model needs no zone", ("before-coherent-64M",), _fresh),
+    FirstLine("Today's kernel depends on the zone", ("nozone-coherent-64M", "dma32-coherent-64M"), _nozone),
 ]
 
 
 def zone_buys(results):
-    """The report's first screen: one short line per topic, before against
-    after, from its rows; a line whose rows did not run says so."""
+    """The report's first screen: one short line per topic, from its rows;
+    a line whose rows did not run says so."""
     out = []
     for line in FIRST_SCREEN:
-        b = next((r for r in map(lambda n: _row(results, n), line.before) if r), None)
-        a = _row(results, line.after)
+        rows = [_row(results, n) for n in line.rows]
         if line.text is _speed and not results["summary"]["ratio_direct_over_bounced_1M"]:
-            a = None
-        out.append("**%s**: %s." % (line.topic, line.text(results, b, a) if a and b else "its rows did not run"))
+            rows = [None]
+        ok = all(rows)
+        out.append("**%s**: %s." % (line.topic, line.text(results, *rows) if ok else "its rows did not run"))
     return out
 
 
 def pairs_lines(results):
-    """The before/after pairs of this run, each differing in one setting."""
-    return ["`%s` / `%s`: %s" % (b, a, table.SETTINGS[st]) for b, a, st in table.PAIRS
-            if _row(results, b) and _row(results, a)]
+    """The before/after pairs of this run, with the settings between them
+    as the boots' full settings give them (table.pair_settings)."""
+    out = []
+    for b, a in table.PAIRS:
+        if not (_row(results, b) and _row(results, a)):
+            continue
+        _, settings = table.pair_settings(b, a)
+        line = "`%s` / `%s`: %s" % (b, a, "one setting, %s" % settings[0] if len(settings) == 1 else
+                                    "%d settings, %s" % (len(settings), " and ".join(settings)))
+        if len(settings) > 1 and frozenset(settings) in table.SETTING_SETS:
+            line += ": " + table.SETTING_SETS[frozenset(settings)]
+        problem = table.pair_problem(b, a)
+        if problem:
+            line += " (**not a comparison**: %s)" % problem
+        if (b, a) in table.PAIR_NOTES:
+            line += "; " + table.PAIR_NOTES[(b, a)]
+        out.append(line)
+    return out
 
 
 NOT_SHOWN = [

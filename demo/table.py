@@ -61,15 +61,6 @@ assert len(COUNTERS) <= 32
 # never was; rows say which they are.
 BEFORE = "dma32=off dma_coherent_model=2.6.14"
 NOZONE = "dma32=off"
-SETTINGS = {BEFORE: "the 2.6.14 model (dma32=off dma_coherent_model=2.6.14)",
-            NOZONE: "today's allocator without the zone (dma32=off)",
-            "dma32=2G": "a 2 GiB zone (dma32=2G)",
-            "swiotlb_bottom_up": "the swiotlb pool placed low, as 2.6.14's swiotlb_init() placed it"
-                                 " (swiotlb_bottom_up)",
-            "gart": "the GART aperture's size, 32 against 64 MiB (run-guest --gart-aperture)"}
-# Settings that are a Boot field rather than kernel arguments: the pair's
-# kernel arguments must then be the same.
-BOOT_FIELD_SETTINGS = {"gart"}
 
 
 @dataclass(frozen=True)
@@ -1154,40 +1145,74 @@ def apply_definitions(rec):
     return rec
 
 
-# Before/after pairs: (before row, after row, the one setting between them,
-# a key of SETTINGS). Same machine, memory, device, preparation and request;
-# the boots' kernel arguments differ by that setting alone.
+# Before/after pairs: (before row, after row). What differs between them
+# is computed from the boots' full settings (pair_settings): kernel
+# arguments one by one, device properties, QEMU arguments, machine,
+# memory, devices, preparation, kernel, GART aperture, and the request. A
+# pair that differs in more than one setting must have its reason in
+# SETTING_SETS, and says which control rows it lacks.
 PAIRS = [
-    ("nozone-coherent-64M", "dma32-coherent-64M", NOZONE),
-    ("before-coherent-64M", "dma32-coherent-64M", BEFORE),
-    ("ring32-before-data64-streaming", "ring32-data64-streaming", BEFORE),
-    ("many-before-streaming", "many-after-streaming", BEFORE),
-    ("bits31-coherent", "bits31-dma32-2G-coherent", "dma32=2G"),
-    ("bits31-swiotlb-streaming", "bits31-swiotlb-low-streaming", "swiotlb_bottom_up"),
-    ("gart-before-streaming", "gart-after-streaming", BEFORE),
-    ("gart32-before-streaming", "gart-before-streaming", "gart"),
+    ("nozone-coherent-64M", "dma32-coherent-64M"),
+    ("before-coherent-64M", "nozone-coherent-64M"),
+    ("before-coherent-64M", "dma32-coherent-64M"),
+    ("ring32-before-data64-streaming", "ring32-data64-streaming"),
+    ("many-before-streaming", "many-after-streaming"),
+    ("bits31-coherent", "bits31-dma32-2G-coherent"),
+    ("bits31-swiotlb-streaming", "bits31-swiotlb-low-streaming"),
+    ("gart-before-streaming", "gart-after-streaming"),
+    ("gart32-before-streaming", "gart-before-streaming"),
 ]
+# Why a pair may change several settings at once.
+SETTING_SETS = {
+    frozenset(BEFORE.split()): "the history: 2.6.14 had neither the zone nor an allocator that asks for it,"
+                               " 2.6.15 added both",
+}
+# What a pair's report line adds: its control rows, or what its rows share
+# unevenly. (before, after) -> text.
+MISSING_CONTROLS = ("control rows not in this run: the 2.6.14 allocator with the zone present"
+                    " (dma_coherent_model=2.6.14 alone) and today's allocator without the zone (dma32=off alone)"
+                    " on this machine")
+PAIR_NOTES = {
+    ("before-coherent-64M", "dma32-coherent-64M"): "split by the two pairs above, on the same fresh machine",
+    ("ring32-before-data64-streaming", "ring32-data64-streaming"): MISSING_CONTROLS + "; a fresh machine, where"
+    " the 2.6.14 model's ring is an ordinary page below 4 GiB (the ring on the aged machine did not run)",
+    ("many-before-streaming", "many-after-streaming"): MISSING_CONTROLS + "; the same aging takes about 2 GiB,"
+    " which under the 2.6.14 model is the RAM below 4 GiB and with the zone ZONE_NORMAL above it",
+    ("gart-before-streaming", "gart-after-streaming"): MISSING_CONTROLS + "; the same asymmetric aging; the"
+    " streaming load (%d x 1 MiB a device) was raised until the 2.6.14 model's shortage showed" % GART_COUNT,
+}
+BOOT_FIELDS = ("machine", "mem", "device_props", "qemu_args", "devices", "prepare", "kernel", "gart")
+REQUEST_FIELDS = ("strategy", "op", "size", "count", "verify", "all_devices")
 
 
-def pair_differences(before, after, setting):
-    """What else than SETTING differs between two scenarios: [] when only it."""
-    sb, sa = (next(x for x in SCENARIOS if x.name == n) for n in (before, after))
+def scenario(name):
+    return next(x for x in SCENARIOS if x.name == name)
+
+
+def pair_settings(before, after):
+    """([request fields that differ], [settings that differ]) between two
+    rows: each kernel argument on one side only, and each boot field."""
+    sb, sa = scenario(before), scenario(after)
     bb, ba = BOOT[sb.boot], BOOT[sa.boot]
-    out = ["%s: %r against %r" % (f, getattr(sb, f), getattr(sa, f))
-           for f in ("strategy", "op", "size", "count", "verify", "all_devices") if getattr(sb, f) != getattr(sa, f)]
-    out += ["%s: %r against %r" % (f, getattr(bb, f), getattr(ba, f))
-            for f in ("machine", "mem", "device_props", "qemu_args", "devices", "prepare", "kernel", "gart")
-            if getattr(bb, f) != getattr(ba, f) and f != setting]
-    if setting in BOOT_FIELD_SETTINGS:
-        if getattr(bb, setting) == getattr(ba, setting):
-            out.append("%s: the same, %r, in both" % (setting, getattr(bb, setting)))
-        if bb.kernel_args != ba.kernel_args:
-            out.append("kernel arguments differ: %r against %r" % (bb.kernel_args, ba.kernel_args))
-        return out
-    extra = set(bb.kernel_args.split()) ^ set(ba.kernel_args.split())
-    if extra != set(setting.split()):
-        out.append("kernel arguments differ by %s, not by %s alone" % (" ".join(sorted(extra)), setting))
-    return out
+    request = ["%s: %r against %r" % (f, getattr(sb, f), getattr(sa, f))
+               for f in REQUEST_FIELDS if getattr(sb, f) != getattr(sa, f)]
+    settings = sorted(set(bb.kernel_args.split()) ^ set(ba.kernel_args.split()))
+    settings += ["%s %r against %r" % (f, getattr(bb, f), getattr(ba, f))
+                 for f in BOOT_FIELDS if getattr(bb, f) != getattr(ba, f)]
+    return request, settings
+
+
+def pair_problem(before, after):
+    """Why a listed pair is no comparison ("" when it is one): a request
+    that differs, no setting that differs, or several without a reason."""
+    request, settings = pair_settings(before, after)
+    if request:
+        return "the requests differ: " + "; ".join(request)
+    if not settings:
+        return "nothing differs"
+    if len(settings) > 1 and frozenset(settings) not in SETTING_SETS:
+        return "%d settings differ with no reason given: %s" % (len(settings), ", ".join(settings))
+    return ""
 
 
 # The seed's claims, each next to the numbers that show it ----------------------
@@ -1291,7 +1316,9 @@ def claim_rings(rec, infos, best):
         pb, zb = ring_where(rb, infos.get("ring32-before"))
         before = "`ring32-before-data64-streaming`: ring at %s in ZONE_%s" % (
             hex(pb) if pb is not None else "n/a", zb or "?")
-    return ClaimParts(before, after, "one ring of one device; where it lands depends on the boot's layout")
+    return ClaimParts(before, after, "a fresh boot: the 2.6.14 model's ring is an ordinary page that happened to lie"
+                      " below 4 GiB, so this pair shows no cost (the same row on the aged eight-device machine"
+                      " did not run)")
 
 
 def claim_2g(rec, infos, best):
@@ -1311,34 +1338,21 @@ def claim_2g(rec, infos, best):
 
 
 def claim_2g_other_side(rec, infos, best):
-    sw, io = rec.get("bits31-swiotlb-streaming"), rec.get("bits31-iommu-streaming")
-    d2, c2 = rec.get("dma32-2G-streaming-dma32"), rec.get("dma32-2G-coherent-64M")
+    sw, low, io = (rec.get(n) for n in ("bits31-swiotlb-streaming", "bits31-swiotlb-low-streaming",
+                                        "bits31-iommu-streaming"))
+    d2 = rec.get("dma32-2G-streaming-dma32")
     parts = []
     if _ok(sw):
-        pool = swiotlb_pool(infos.get("bits31-swiotlb"))
-        parts.append("the 31-bit device with ordinary pages through swiotlb: pool at %s, request %s%s" % (
-            "%#x-%#x" % (pool["start"], pool["end"]) if pool else "n/a", yes(sw["ok"]),
-            " (%s)" % sw["errno"] if sw["errno"] else ""))
-    if _ok(sw):
-        parts.append("refused %s (today's pool lies beyond the mask)" % (
-            {"driver": "by the driver's pre-check, swiotlb never asked",
-             "swiotlb": "by swiotlb"}.get(refused_by(sw), "")))
-    low = rec.get("bits31-swiotlb-low-streaming")
+        parts.append("today's pool, above 2 GiB: %s (`bits31-swiotlb-streaming`)" % (sw["errno"] or "ok"))
     if _ok(low):
-        pool = swiotlb_pool(infos.get("bits31-swiotlb-low"))
-        parts.append("with the pool placed low as 2.6.14's swiotlb_init() placed it (`swiotlb_bottom_up`, pool at"
-                     " %s): request %s, %s of %s buffers verified, %s bounced, so in 2005 the sentence held" % (
-                         "%#x-%#x" % (pool["start"], pool["end"]) if pool else "n/a", yes(low["ok"]),
-                         low["buffers_verified"], low["count"], fmt(bounced(low))))
+        parts.append("a pool placed low, as in 2.6.14: %s bounced, %s of %s verified (`bits31-swiotlb-low-streaming`)"
+                     % (fmt(bounced(low)), fmt(low["buffers_verified"]), low["count"]))
     if _ok(io):
-        parts.append("behind the IOMMU: %s, %s bounces" % (yes(io["ok"]), fmt(io["swiotlb_bounced"])))
+        parts.append("behind the IOMMU %s, %s bounced (`bits31-iommu-streaming`)" % (
+            yes(io["ok"]), fmt(bounced(io))))
     if _ok(d2):
-        parts.append("an ordinary 32-bit device under `dma32=2G`: GFP_DMA32 pages %s of %s from below 2 GiB, "
-                     "ZONE_DMA32 down to %s managed pages" % (
-                         (d2.get("zone_pages") or {}).get("DMA32"), d2["pages"],
-                         zone(infos.get("dma32-2g"), "DMA32").get("managed")))
-    if _ok(c2):
-        parts.append("its 64 MiB of coherent memory %s" % yes(c2["ok"]))
+        parts.append("a 2 GiB zone leaves ZONE_DMA32 %s managed pages (`dma32-2G-streaming-dma32`)" % fmt(
+            zone(infos.get("dma32-2g"), "DMA32").get("managed")))
     if not parts:
         return None
     return ClaimParts(context("31-bit"), "; ".join(parts), "today's swiotlb pool lies at the top of RAM below"
@@ -1354,64 +1368,49 @@ def claim_unsafe(rec, infos, best):
 
 
 def claim_many(rec, infos, best):
-    bf = rec.get("many-before-streaming")
-    af = rec.get("many-after-streaming") or rec.get("many-after-streaming-dma32")
-    io = rec.get("many-iommu-streaming")
+    bf, bd, full = (rec.get(n) for n in ("many-before-streaming", "many-before-streaming-dma32",
+                                         "many-before-coherent-beyond-pool"))
+    af, io = rec.get("many-after-streaming"), rec.get("many-iommu-streaming")
     if not (_ok(bf) and _ok(af)):
         return None
-    pool = swiotlb_pool_mib(infos.get(bf["boot"]))
-    before = ("%d devices: %.1f MiB of control buffers in the %s swiotlb pool, %s mappings refused (%d of %d"
-              " devices failed) (`many-before-streaming`)" % (
-                  bf["devices"], (bf["coherent_swiotlb_bytes"] or 0) / 1048576.0,
-                  "%.0f MiB" % pool if pool else "(size not logged)", fmt(bf["swiotlb_map_failures"]),
-                  sum(1 for p in bf["per_device"] if not p["ok"]), len(bf["per_device"])))
-    full = rec.get("many-before-coherent-beyond-pool")
+    dma, pool = bound_holdings(bf, infos.get(bf["boot"]))
+    before = "8 aged devices' control buffers held %s ZONE_DMA pages and %s MiB of the swiotlb pool" \
+        " (`many-before-streaming`)" % (fmt(dma), mib_of(pool))
+    if _ok(bd):
+        before += "; GFP_DMA32 from all: %d of %d devices ENOMEM (`many-before-streaming-dma32`)" % (
+            sum(1 for p in bd["per_device"] if not p["ok"]), len(bd["per_device"]))
     if _ok(full):
-        before += ("; one device asking for more coherent memory than the pool had left got %s, where 2.6.14's"
-                   " swiotlb_alloc_coherent() panicked (%s would-be panics, `%s`)" % (
-                       full["errno"], fmt(full.get("coherent_would_panic")), full["name"]))
-    after = "%s bytes in the pool; %s from all %d worked with %s bounces (`%s`)" % (
-        fmt(af["coherent_swiotlb_bytes"]), af["strategy"], sum(1 for p in af["per_device"] if p["ok"]),
-        fmt(bounced(af)), af["name"])
+        before += "; one more coherent request: %s after %s MiB, a panic in 2.6.14 (`%s`)" % (
+            full["errno"] or "ok", request_mib(full), full["name"])
+    adma, apool = bound_holdings(af, infos.get(af["boot"]))
+    after = "%s ZONE_DMA pages, %s MiB of the pool; %d of %d devices ok (`many-after-streaming`)" % (
+        fmt(adma), mib_of(apool), sum(1 for p in af["per_device"] if p["ok"]), len(af["per_device"]))
     if _ok(io):
-        after += "; behind the IOMMU: %s coherent bytes in the pool, %s bounces" % (
-            fmt(io["coherent_swiotlb_bytes"]), fmt(bounced(io)))
-    return ClaimParts(before, after, CONTROL_BUFFERS + "; 2 GiB taken first, so ordinary pages lie above 4 GiB")
+        after += "; behind the IOMMU %s bounced (`many-iommu-streaming`)" % fmt(bounced(io))
+    return ClaimParts(before, after, "two settings at once (dma32=off and the 2.6.14 allocator); about 2 GiB taken"
+                      " first, below 4 GiB before, above it after")
 
 
 def claim_gart(rec, infos, best):
-    """The K8 GART rows: aperture pages held by coherent memory and the
-    refusals under the 2.6.14 model, a 32 MiB aperture, the zone, and the
-    sweep's GART line beside the direct and bounced ones."""
+    """The K8 GART rows: aperture held by coherent memory and the refusals
+    under the 2.6.14 model, a 32 MiB aperture, and the zone."""
     bf, af, sm = rec.get("gart-before-streaming"), rec.get("gart-after-streaming"), rec.get("gart32-before-streaming")
     if not (_ok(bf) and _ok(af)):
         return None
 
-    def pages(name):
-        return gart_aperture(infos.get(name)).get("aperture_pages")
-
     def failed(r):
         return sum(1 for p in r["per_device"] if not p["ok"])
-    before = ("%d devices: coherent memory held %s of the %s pages (%.1f MiB) of a %d MiB aperture; %d x 1 MiB"
-              " from all at once: %s mappings refused (%d of %d devices ENOMEM) (`gart-before-streaming`)" % (
-                  bf["devices"], fmt(bf["gart_coherent"]), fmt(pages("gart-before")),
-                  (bf["gart_coherent"] or 0) * 4096 / 1048576.0, gart(bf), bf["count"], fmt(bf["gart_full"]),
-                  failed(bf), len(bf["per_device"])))
+    before = ("control buffers held %s MiB of the %d MiB aperture; %d of %d devices refused (`gart-before-streaming`,"
+              " this run's count)" % (mib_of((bf["gart_coherent"] or 0) * 4096), gart(bf), failed(bf),
+                                      len(bf["per_device"])))
     if _ok(sm):
-        before += ("; with a %d MiB aperture only %d of %d devices could bind, their coherent memory holding %s of"
-                   " %s aperture pages, and %s mappings were refused (`gart32-before-streaming`)" % (
-                       gart(sm), len(sm["per_device"]), sm["devices"], fmt(sm["gart_coherent"]),
-                       fmt(pages("gart32-before")), fmt(sm["gart_full"])))
-    after = ("%s aperture pages held, %s refused, %d of %d devices worked with %s pages above 4 GiB remapped, not"
-             " copied (`gart-after-streaming`)" % (
-                 fmt(af["gart_coherent"]), fmt(af["gart_full"]), len(af["per_device"]) - failed(af), af["devices"],
-                 fmt(af["pages_above_4g"])))
-    g = best.get("streaming via GART", {}).get(1 << 20)
-    if g and ratio(best, "streaming-dma32", "streaming") is not None:
-        after += ("; at 1 MiB streaming through the GART ran at %.0f MB/s, direct %.0f, bounced %.0f (the sweep)" % (
-            g, best["streaming-dma32"][1 << 20], best["streaming"][1 << 20]))
-    return ClaimParts(before, after, "a K8 GART with Linux's own driver, no swiotlb; " + CONTROL_BUFFERS +
-                      "; 2 GiB taken; TCG speeds")
+        before += "; a %d MiB aperture: %d of %d devices could not bind (`gart32-before-streaming`)" % (
+            gart(sm), sm["devices"] - len(sm["per_device"]), sm["devices"])
+    after = "%s MiB held, %s refused, %d of %d devices ok (`gart-after-streaming`)" % (
+        mib_of((af["gart_coherent"] or 0) * 4096), fmt(af["gart_full"]), len(af["per_device"]) - failed(af),
+        len(af["per_device"]))
+    return ClaimParts(before, after, "two settings at once, as in 2.6.15; the load (7 x 1 MiB a device) was raised"
+                      " until the shortage showed; refusals vary with overlap")
 
 
 def claim_pressure(rec, infos, best):
@@ -1419,32 +1418,15 @@ def claim_pressure(rec, infos, best):
     info = infos.get("pressure")
     if not _ok(pc) or not info or not info.get("zones_peak"):
         return None
-    boot, peak = info.get("zones") or {}, info["zones_peak"]
-    d32, d32p, normal = boot.get("DMA32") or {}, peak.get("DMA32") or {}, peak.get("Normal") or {}
+    peak = info["zones_peak"]
+    d32p = peak.get("DMA32") or {}
     prot = (d32p.get("protection") or [None] * 3)[2] if len(d32p.get("protection") or []) > 2 else None
-    dma_b, dma_p = (boot.get("DMA") or {}).get("free"), (peak.get("DMA") or {}).get("free")
-    txt = ("a fresh boot filled"
-           " until 64 MiB were free (`pressure` boot): ZONE_NORMAL down to %s free pages; ordinary allocations"
-           " then took %.0f MiB of ZONE_DMA32 and stopped with %s pages free there, the pressure tool's own"
-           " 64 MiB target, not the protection (%s pages: ZONE_NORMAL's managed pages / 256, the patch's"
-           " lowmem_reserve_ratio); ZONE_DMA free %s -> %s" % (
-               fmt(normal.get("free")), ((d32.get("free") or 0) - (d32p.get("free") or 0)) * 4096 / 1048576.0,
-               fmt(d32p.get("free")), fmt(prot), fmt(dma_b), fmt(dma_p)))
-    v = info.get("vmstat") and info.get("vmstat_pressed")
-    if v:
-        d = {k: info["vmstat_pressed"][k] - info["vmstat"].get(k, 0) for k in info["vmstat_pressed"]}
-        txt += ("; /proc/vmstat over the aging: pages allocated from ZONE_NORMAL %s, ZONE_DMA32 %s, ZONE_DMA %s;"
-                " kswapd ran %s times (pageoutrun), scanned %s and reclaimed %s pages; direct reclaim scanned %s;"
-                " compaction stalls %s (no swap and no file-backed page cache in this guest: nothing is"
-                " reclaimable, so the watermarks and lowmem_reserve alone protect the zones)" % (
-                    fmt(d.get("pgalloc_normal")), fmt(d.get("pgalloc_dma32")), fmt(d.get("pgalloc_dma")),
-                    fmt(d.get("pageoutrun")), fmt(d.get("pgscan_kswapd")), fmt(d.get("pgsteal_kswapd")),
-                    fmt(d.get("pgscan_direct")), fmt(d.get("compact_stall"))))
-    else:
-        txt += "; /proc/vmstat has no per-zone event counts on this kernel (CONFIG_VM_EVENT_COUNTERS=n)"
-    txt += "; then fragmented: %s" % pc["showed"]
-    return ClaimParts(context("pressure"), txt, "zone protection, not balancing (no swap, no page cache: nothing"
-                      " to reclaim)")
+    blocks = blocks_at_least(info, "DMA32", 8)
+    txt = ("aged: ZONE_DMA32 kept %s free pages at the peak (its protection: %s pages); fragmented, %s free 1 MiB"
+           " blocks: 64 x 1 MiB coherent got %s buffers, %s (`pressure-coherent-64M`)" % (
+               fmt(d32p.get("free")), fmt(prot), fmt(blocks), fmt(pc.get("buffers")), pc["errno"] or "ok"))
+    return ClaimParts(context("pressure"), txt, "the aging stopped at its own target, far from ZONE_DMA: the"
+                      " protection of ZONE_DMA is not tested; no swap, no page cache")
 
 
 def claim_truncation(rec, infos, best):

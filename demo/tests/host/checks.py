@@ -642,11 +642,13 @@ def main():
     results, checked = check_cases(res, scen)
     results += negative_controls(res)
     results += skipped_boot(res)
-    for before, after, setting in table.PAIRS:
-        diff = table.pair_differences(before, after, setting)
-        results.append((not diff and setting in table.SETTINGS,
-                        "pair %s / %s differs in one setting: %s" % (before, after, table.SETTINGS.get(setting)),
-                        diff))
+    for before, after in table.PAIRS:
+        problem = table.pair_problem(before, after)
+        results.append((not problem, "pair %s / %s: one setting, or several with their reason: %s" % (
+            before, after, ", ".join(table.pair_settings(before, after)[1])), problem))
+    results.append((table.pair_problem("dma32-coherent-64M", "many-after-streaming") != "",
+                    "pairs: rows on different machines and requests are no pair",
+                    table.pair_problem("dma32-coherent-64M", "many-after-streaming")))
     kinds = {s.kind for s in table.SCENARIOS}
     results.append(("context" in kinds and all(scen[n].kind == "context" for n in ("dma32-unsafe-raw",
                                                                                      "truncation-alias")),
