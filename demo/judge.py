@@ -473,7 +473,7 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
         "alias_high": ((info or {}).get("device") or {}).get("alias_window") or None,
         "coherent_mask_bits": ((info or {}).get("device") or {}).get("coherent_mask_bits"),
         "coherent_swiotlb_bytes": res.get("coherent_swiotlb_bytes"),
-        "swiotlb_map_failures": res.get("map_failures"),
+        "map_refused": res.get("map_failures"),
         "map_failed_segments": res.get("map_failed_segments"),
         "per_device": per_device(run),
         "stderr": (run or {}).get("stderr") or None,
@@ -483,14 +483,23 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
     }
     for key, path in manifest["counters"].items():
         rec[key] = counter(res, path, key in manifest["levels"])  # type: ignore[literal-required]
+    if boot["gart"]:
+        # No swiotlb on a GART boot: its pool figures are null there, not 0
+        rec["coherent_swiotlb_bytes"] = None
+        for p in rec["per_device"]:
+            p["coherent_swiotlb_bytes"] = None
     # Where the ring, the control buffers and the buffers were: runs of
     # contiguous pages, from the driver; they must add up to its counts.
     try:
         rec["device_runs"], rec["runs"], rec["runs_dropped"] = parse_runs(res)
         rec["runs_disagree"] = runs_disagree(rec, (info or {}).get("zones"), manifest["runs_asked"])
+        rec["zone_dma_pages_distinct"] = table.distinct_zone_pages(rec["runs"], info, "DMA")
+        # The bound devices' rings and control buffers, apart from the request's own buffers
+        rec["bound_zone_dma_pages"], rec["bound_pool_bytes"] = table.bound_holdings(rec, info)
     except MalformedRuns as e:
         rec["device_runs"], rec["runs"], rec["runs_dropped"] = None, None, None
         rec["runs_disagree"] = ["malformed address runs from dma32ctl (%s)" % e]
+        rec["zone_dma_pages_distinct"] = rec["bound_zone_dma_pages"] = rec["bound_pool_bytes"] = None
     # Bounce cost in units that carry over to real hardware: bytes swiotlb
     # copied per byte the request moved, and guest CPU time per MiB.
     copied = [rec["swiotlb_bounced_bytes"], rec["swiotlb_bounced_bytes_sync"]]

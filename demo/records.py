@@ -203,7 +203,7 @@ class Record(TypedDict, total=False):
     # The device's coherent DMA mask in bits, as the driver set it
     coherent_mask_bits: Optional[int]
     coherent_swiotlb_bytes: Optional[int]
-    swiotlb_map_failures: Optional[int]
+    map_refused: Optional[int]          # streaming maps the DMA API refused (swiotlb, the driver's pre-check or the GART)
     map_failed_segments: Optional[int]   # segments of those refused maps (each may have bounced, then been undone)
     per_device: List[DeviceResult]
     stderr: Optional[str]
@@ -230,6 +230,9 @@ class Record(TypedDict, total=False):
     runs: Optional[List[AddressRun]]
     runs_dropped: Optional[int]
     runs_disagree: Optional[List[str]]
+    zone_dma_pages_distinct: Optional[int]   # distinct ZONE_DMA pages among the runs (several devices repeat pages)
+    bound_zone_dma_pages: Optional[int]      # the bound devices' rings and control buffers in ZONE_DMA
+    bound_pool_bytes: Optional[int]          # ... and in the swiotlb pool (not the request's own buffers)
     copied_per_byte: Optional[float]
     cpu_ms_per_mib: Optional[float]
     # the guest and the verdict

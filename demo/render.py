@@ -37,14 +37,14 @@ COLS = [
     ("swiotlb bounced", lambda r: fmt(shown(r, "swiotlb_bounced"))),
     ("driver bounced", lambda r: fmt(shown(r, "driver_bounced"))),
     ("dev faults", lambda r: fmt(r["device_faults"])),
-    ("ZONE_DMA pages", lambda r: fmt(shown(r, "zone_dma_pages_used"))),
+    ("ZONE_DMA pages", lambda r: fmt(table.zone_dma_pages(r))),
     ("DMA fallbacks", lambda r: fmt(shown(r, "zone_dma_fallbacks"))),
     ("pages >4G", lambda r: fmt(shown(r, "pages_above_4g"))),
-    ("devices ok", lambda r: "%d/%d" % (sum(1 for p in r.get("per_device") or [] if p["ok"]), r.get("devices") or 1)),
+    ("devices ok", lambda r: devices_ok_cell(r)),
     ("coherent in pool", lambda r: ("-" if r.get("gart_coherent") is None
                                      else human_bytes(r["gart_coherent"] * 4096) + " GART") if table.gart(r)
      else "-" if r.get("coherent_swiotlb_bytes") is None else human_bytes(r["coherent_swiotlb_bytes"])),
-    ("map refused", lambda r: fmt(r.get("swiotlb_map_failures")) + (
+    ("map refused", lambda r: fmt(r.get("map_refused")) + (
      " (%s)" % table.refused_by(r) if table.refused_by(r) else "")),
     ("MB/s", lambda r: "-" if shown(r, "mbps") is None else "%.0f" % shown(r, "mbps")),
     ("copied/B", lambda r: "-" if table.copied_per_byte(r) is None else "%.2f" % table.copied_per_byte(r)),
@@ -55,6 +55,15 @@ COLS = [
 
 
 COL = dict(COLS)
+
+
+def devices_ok_cell(r):
+    """Devices whose request succeeded / devices that made it, and how many
+    of the boot's devices did not bind."""
+    per = r.get("per_device") or []
+    cell = "%d/%d" % (sum(1 for p in per if p["ok"]), len(per))
+    unbound = (r.get("devices") or 1) - len(per)
+    return cell + (" (%d not bound)" % unbound if unbound and len(per) > 1 else "")
 
 
 def verdict(r):
@@ -86,13 +95,15 @@ SW_BOUNCED = ("swiotlb bounced (mappings)", COL["swiotlb bounced"])
 DRV_BOUNCED = ("driver bounced (mappings)", COL["driver bounced"])
 REFUSED = ("map refused (mappings)", COL["map refused"])
 MBPS = ("speed (MB/s)", COL["MB/s"])
-DEVICES = ("devices ok (of bound)", COL["devices ok"])
+DEVICES = ("devices ok (of those that made the request)", COL["devices ok"])
 IN_POOL = ("coherent in swiotlb pool (MiB)", lambda r: mib_cell(r, "coherent_swiotlb_bytes"))
+BOUND_DMA = ("bound devices' ZONE_DMA (pages)", lambda r: fmt(r.get("bound_zone_dma_pages")))
+BOUND_POOL = ("bound devices' coherent in pool (MiB)", lambda r: mib_cell(r, "bound_pool_bytes"))
 TOPICS = [
     ("Coherent memory", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, ABOVE_4G, IN_POOL, MBPS, MUST_SHOW, VERDICT]),
     ("Streaming and bounces", [SCENARIO, REQUEST, RESULT, SW_BOUNCED, DRV_BOUNCED, ABOVE_4G,
                                ("copied (bytes per byte)", COL["copied/B"]), MBPS, MUST_SHOW, VERDICT]),
-    ("Many devices", [SCENARIO, REQUEST, DEVICES, IN_POOL, REFUSED, SW_BOUNCED, MBPS, MUST_SHOW, VERDICT]),
+    ("Many devices", [SCENARIO, REQUEST, DEVICES, BOUND_DMA, BOUND_POOL, ZONE_DMA, REFUSED, SW_BOUNCED, MBPS, MUST_SHOW, VERDICT]),
     ("The K8 GART", [SCENARIO, REQUEST, DEVICES,
                      ("aperture held by coherent memory (4 KiB pages)", lambda r: fmt(r.get("gart_coherent"))),
                      ("refused for aperture space (mappings)", lambda r: fmt(r.get("gart_full"))),

@@ -73,7 +73,7 @@ def pool_in_reach(rec, info):
 
 
 def mapped_anyway(rec, info):
-    rec.update(ok=True, errno=None, swiotlb_map_failures=0)
+    rec.update(ok=True, errno=None, map_refused=0)
 
 
 def pool_out_of_reach(rec, info):
@@ -266,7 +266,7 @@ def control_buffers_high(rec, info):
     """The control buffers above 4 GiB, out of ZONE_DMA and the pool, and nothing refused."""
     for x in rec["device_runs"]:
         x.update(phys=x["phys"] + (5 << 30), in_pool=False)
-    rec["swiotlb_map_failures"] = 0
+    rec["map_refused"] = 0
     for p in rec["per_device"]:
         p.update(ok=True, errno=None)
 
@@ -472,6 +472,10 @@ def zone_dma_over_managed(rec):
     rec["zone_dma_pages_used"] = rec["zone_dma_managed"] * (rec.get("devices") or 1) + 1
 
 
+def distinct_over_managed(rec):
+    rec["zone_dma_pages_distinct"] = rec["zone_dma_managed"] + 1
+
+
 def more_devices_ok(rec):
     rec["per_device"] = rec["per_device"] + [dict(rec["per_device"][0], device="/dev/dma32demo-extra")]
 
@@ -495,6 +499,8 @@ DEF_CASES = [
      refused_by_nobody_on_gart, table._def_refused),
     ("dma32-coherent", "more ZONE_DMA pages than the zone manages", zone_dma_over_managed, table._def_zone_dma),
     ("many-after-streaming-dma32", "more devices ok than the boot has", more_devices_ok, table._def_devices),
+    ("many-before-streaming-dma32", "more distinct ZONE_DMA pages than the zone manages", distinct_over_managed,
+     table._def_zone_dma),
     ("dma32-streaming", "a MB/s that is not bytes over the request's time", mbps_off, table._def_mbps),
 ]
 
