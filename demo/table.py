@@ -169,9 +169,11 @@ BOOTS = [
          # swiotlb_map() warns once when the bounce slot itself is out of
          # the device's reach: that is the finding, not a kernel bug.
          allow_log=r"kernel/dma/swiotlb\.c:[0-9]+ swiotlb_map|---\[ end trace|swiotlb addr .* overflow"),
-    # The same with the pool where 2.6.14 put it: swiotlb_init() took it
-    # with alloc_bootmem_low_pages(), from the bottom of memory, in reach of
-    # a 31-bit device (kernel-patches/: swiotlb_bottom_up).
+    # The same with the pool where 2.6.14 put it: swiotlb_init()
+    # (arch/ia64/lib/swiotlb.c, linked into x86-64 until it moved to lib/
+    # in 2.6.15) took it with alloc_bootmem_low_pages_limit(size,
+    # 0x100000000), from the bottom of memory, in reach of a 31-bit device
+    # (kernel-patches/: swiotlb_bottom_up).
     Boot("bits31-swiotlb-low", "pc", "6G", "swiotlb_bottom_up", "dma-bits=31,ring-bits=31"),
     # A 24-bit device, as the ISA floppy and sound cards were: ZONE_DMA is
     # all it reaches.
@@ -194,7 +196,13 @@ BOOTS = [
          devices=MANY_DEVICES, prepare=MANY),
     # The 2005 AMD machine: the same eight devices behind a K8 GART with
     # a 64 MiB aperture (iommu=memaper=1), the 2.6.14 model against today,
-    # and the 2.6.14 model with a 32 MiB aperture (iommu=memaper=0). The
+    # and the 2.6.14 model with a 32 MiB aperture (iommu=memaper=0). 64 MiB
+    # was the typical 2005 machine: 2.6.14's aperture_valid() refused a
+    # BIOS aperture under 64 MB ("Aperture from %s too small") and took a
+    # 64 MB one from RAM; 32 MiB is the AGP-halved case (check_iommu_size():
+    # "PCI-DMA: Warning: Small IOMMU %luMB") or iommu=memaper. On overflow
+    # 2.6.14's dma_map_sg() refused, dma_map_single() panicked above 128 KiB
+    # and got the 32 emergency pages below; it had iommu_merge = 1 (today 0). The
     # GART replaces swiotlb: a device's page above its reach is remapped
     # through the aperture (no copy), and under the 2.6.14 model its
     # coherent buffers above 4 GiB hold aperture pages while it is bound.
@@ -638,7 +646,7 @@ def ex_model_pool_full(rec, info):
     swiotlb_map_single(), which on a full pool called swiotlb_full() with
     do_panic set, and for more than io_tlb_overflow (32 KiB) in the
     device's direction that was panic("PCI-DMA: Memory would be
-    corrupted") (lib/swiotlb.c, 2.6.14). The model returns NULL instead
+    corrupted") (2.6.14's arch/ia64/lib/swiotlb.c). The model returns NULL instead
     and counts it. Expected: ENOMEM, coherent bytes in the pool, at least
     one refusal counted as a would-be panic. Fails if the request fits (no
     edge reached), nothing sat in the pool, or the count is missing or 0."""
