@@ -211,7 +211,10 @@ term_stops_qemu() {
 # shellcheck disable=SC2317 # called through term_stops_qemu
 exited_nonzero() { ((rc != 0)); }
 # shellcheck disable=SC2317 # called through term_stops_qemu
-said_stopped() { ((rc == 143)) && grep -q '^run-tests: stopped by SIGTERM' "$scratch/term.err"; }
+said_stopped() {
+	((rc == 143)) && grep -q '^run-tests: stopped by SIGTERM' "$scratch/term.err" &&
+		grep -qE '^[0-9]+ passed, [1-9][0-9]* failed' "$scratch/term.out"
+}
 
 # A run-guest stopped by a signal (Ctrl-C, a killed test run) takes its
 # QEMU with it. TERM to run-tests in the middle of a boot stops every job
@@ -226,6 +229,46 @@ if guest_cases "run-guest killed by SIGTERM stops its QEMU" \
 	term_stops_qemu "run-tests stopped by SIGTERM mid-boot leaves no QEMU and says so" \
 		"$DMA32_LOGS/test-" 3000 said_stopped \
 		"$top/scripts/run-tests" --only '^guest-image/guest/spine$'
+fi
+
+# The bounds. run-tests --deadline stops a boot still running and prints
+# its summary with that suite failed; a guest whose QEMU is stopped
+# (SIGSTOP: a wedged guest, which the guest's own timeout cannot end) is
+# ended by run-batch once its suite has run past its plan timeout plus the
+# grace, and the suite fails saying so.
+if guest_cases "run-tests --deadline stops a running boot and still prints its summary" \
+	"run-batch ends a wedged guest at the suite's timeout plus the grace"; then
+	rc=0 started=$SECONDS
+	"$top/scripts/run-tests" --only '^guest-image/guest/spine$' --deadline 5 \
+		>"$scratch/deadline.out" 2>"$scratch/deadline.err" || rc=$?
+	took=$((SECONDS - started))
+	((rc == 1 && took < 90)) && grep -qE '^0 passed, [1-9][0-9]* failed' "$scratch/deadline.out" &&
+		grep -q 'the --deadline of 5s came' "$scratch/deadline.err"
+	ktap_test_status "run-tests --deadline stops a running boot and still prints its summary" $? \
+		"exit $rc after ${took}s; stdout: $(tail -n 3 "$scratch/deadline.out" | tr '\n' '|'); stderr: $(head -c 300 "$scratch/deadline.err")"
+
+	echo "wedged driver/tests/guest/long-requests.sh 15" >"$scratch/wedged.plan"
+	DMA32_SUITE_GRACE=5 "$top/scripts/run-batch" --plan "$scratch/wedged.plan" --out "$scratch/wedged" \
+		--log failure-paths-wedged >"$scratch/wedged.out" 2>&1 &
+	batch=$!
+	for _ in $(seq 1200); do
+		grep -aq '^DMA32-DEMO-SUITE-BEGIN' "$DMA32_LOGS/failure-paths-wedged.result.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	stopped_at=$SECONDS
+	# QEMU alone, not the timeout that runs it (whose command line holds
+	# QEMU's): run-guest ends a stopped QEMU through timeout's SIGKILL.
+	pkill -STOP -f -- '^[^ ]*qemu-system-x86_64 .*failure-paths-wedged.console.log' || true
+	rc=0
+	wait "$batch" || rc=$?
+	took=$((SECONDS - stopped_at))
+	pkill -KILL -f -- 'failure-paths-wedged.console.log' || true
+	# 15 s of timeout, 5 of grace, 2 s between the watchdog's looks and 5 s
+	# from QEMU's TERM to its KILL: 40 s leaves room for a loaded host.
+	((rc == 1 && took <= 40)) &&
+		grep -q 'ran past its timeout of 15s plus the host.s grace of 5s' "$scratch/wedged/wedged.status"
+	ktap_test_status "run-batch ends a wedged guest at the suite's timeout plus the grace" $? \
+		"exit $rc ${took}s after SIGSTOP; status: $(tr '\n' '|' <"$scratch/wedged/wedged.status" 2>/dev/null)"
 fi
 
 ktap_finished
