@@ -30,6 +30,7 @@ if ! command -v dma32ctl >/dev/null 2>&1; then
 	for t in "memory below 4 GiB taken" "buffers held in the aperture" \
 		"aperture pages equal the driver's" "aperture_used includes them" \
 		"given back after the request" "ENOMEM at the aperture's size" \
+		"only once the aperture is nearly full" \
 		"one refusal counted" "no ZONE_DMA page" "nothing held after"; do
 		ktap_test_skip "$t" "dma32ctl not available"
 	done
@@ -70,6 +71,12 @@ ktap_print_msg "before ENOMEM: $bufs buffers of 256 KiB = $((bufs / 4)) MiB," \
 	"$(jget pages_above_4g "$j") pages above 4 GiB; aperture $((pages / 256)) MiB"
 ktap_test_result "256 KiB x 2048 ends in ENOMEM within the aperture's size" \
 	sh -c "[ '$(jget errno "$j")' = ENOMEM ] && [ $(jget pages_above_4g "$j") -le $pages ]"
+# and not before the aperture is nearly full: what it held before the
+# request ($u0 pages) aside, at most two buffers' worth (128 pages) of it
+# may go unused (a buffer needs 64 contiguous aperture pages)
+min=$((pages - u0 - 128))
+ktap_test_result "... and only once the aperture is nearly full: at least $min pages mapped" \
+	test "$(jget pages_above_4g "$j")" -ge "$min"
 ktap_test_result "the refusal that ended it is counted: aperture_full +1" \
 	eq "$(($(g aperture_full) - f0))" 1
 ktap_test_result "no ZONE_DMA page, no ZONE_DMA fallback" \

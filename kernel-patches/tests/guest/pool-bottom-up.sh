@@ -1,10 +1,16 @@
 #!/bin/sh
 # kernel-patches: swiotlb_bottom_up takes the swiotlb pool from the bottom of
-# the memory below 4 GiB, as 2.6.14's alloc_bootmem_low_pages() did, where a
-# 31-bit device reaches it; without it the pool lies just below 4 GiB, where
-# it does not. pc with 6 GiB: 3 GiB below 4 GiB, so there is a pool, and
-# today's top-down one would lie near 3 GiB, out of a 31-bit device's reach.
-# run-guest: --machine pc --mem 6G --append 'swiotlb_bottom_up dma_coherent_model=2.6.14 dma32=off'
+# the memory below 4 GiB, as 2.6.14's alloc_bootmem_low_pages_limit(bytes,
+# 0x100000000) did, where a 31-bit device reaches it; without it the pool
+# lies just below 4 GiB, where it does not. pc with 6 GiB: 3 GiB below
+# 4 GiB, so there is a pool, and today's top-down one would lie near
+# 3 GiB, out of a 31-bit device's reach. The device's coherent mask is
+# forced to 24 bits: once ZONE_DMA is used up, the model's step (c) gets
+# pool slots above 16 MiB, beyond that mask, where 2.6.14 panicked
+# ("allocated memory is out of range for device"): the allocation fails
+# and dma_direct/coherent_2614_would_panic counts it.
+# run-guest: --machine pc --mem 6G
+# run-guest: --append 'swiotlb_bottom_up dma_coherent_model=2.6.14 dma32=off dma32demo.force_coherent_bits=24'
 # shellcheck source=kernel-patches/tests/guest/ktap.sh.inc
 . "$(dirname "$0")/ktap.sh.inc"
 
@@ -24,6 +30,19 @@ ktap_test_result "the pool lies below 2 GiB: a 31-bit device reaches it" test "$
 ktap_test_result "its slots agree with io_tlb_nslabs" eq "$(c io_tlb_nslabs)" $(((end - start) / 2048))
 f=/sys/kernel/debug/dma_direct/coherent_2614_would_panic
 ktap_test_result "dma_direct/coherent_2614_would_panic exists and starts at 0" eq "$(cat $f 2>/dev/null)" 0
-ktap_test_result "coherent_2614_would_panic: echo 0 resets" sh -c "echo 0 >$f"
+if command -v dma32ctl >/dev/null 2>&1; then
+	# 16 MiB of 256 KiB buffers: more than ZONE_DMA holds, so step (c)
+	# is reached and its pool slots lie beyond the 24-bit mask
+	runj --strategy coherent --op fill --size 256K --count 64
+	n=$(cat $f)
+	ktap_print_msg "$(jget buffers "$j") buffers from ZONE_DMA, then $(jget errno "$j"); coherent_2614_would_panic $n"
+	ktap_test_result "pool slots beyond a 24-bit coherent mask: ENOMEM, coherent_2614_would_panic 1" \
+		eq "$(jget errno "$j") $n" "ENOMEM 1"
+	ktap_test_result "no pool buffer held after (io_tlb_coherent_held)" eq "$(c io_tlb_coherent_held)" 0
+else
+	ktap_test_skip "pool slots beyond a 24-bit coherent mask: ENOMEM, coherent_2614_would_panic 1" "dma32ctl not available"
+	ktap_test_skip "no pool buffer held after (io_tlb_coherent_held)" "dma32ctl not available"
+fi
+ktap_test_result "coherent_2614_would_panic: echo 0 resets it to 0" sh -c "echo 0 >$f && [ \$(cat $f) = 0 ]"
 check_refused "coherent_2614_would_panic: echo 5 fails" "$f" 5
 ktap_finished
