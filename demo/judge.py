@@ -496,10 +496,16 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
         rec["zone_dma_pages_distinct"] = table.distinct_zone_pages(rec["runs"], info, "DMA")
         # The bound devices' rings and control buffers, apart from the request's own buffers
         rec["bound_zone_dma_pages"], rec["bound_pool_bytes"] = table.bound_holdings(rec, info)
+        # What the request's own coherent buffers held of the pool: the
+        # driver counts the devices' coherent memory in it, bound or not
+        rec["request_pool_bytes"] = (res.get("coherent_swiotlb_bytes") - rec["bound_pool_bytes"]
+                                     if None not in (res.get("coherent_swiotlb_bytes"), rec["bound_pool_bytes"])
+                                     and not boot["gart"] else None)
     except MalformedRuns as e:
         rec["device_runs"], rec["runs"], rec["runs_dropped"] = None, None, None
         rec["runs_disagree"] = ["malformed address runs from dma32ctl (%s)" % e]
         rec["zone_dma_pages_distinct"] = rec["bound_zone_dma_pages"] = rec["bound_pool_bytes"] = None
+        rec["request_pool_bytes"] = None
     # Bounce cost in units that carry over to real hardware: bytes swiotlb
     # copied per byte the request moved, and guest CPU time per MiB.
     copied = [rec["swiotlb_bounced_bytes"], rec["swiotlb_bounced_bytes_sync"]]

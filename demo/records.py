@@ -233,6 +233,7 @@ class Record(TypedDict, total=False):
     zone_dma_pages_distinct: Optional[int]   # distinct ZONE_DMA pages among the runs (several devices repeat pages)
     bound_zone_dma_pages: Optional[int]      # the bound devices' rings and control buffers in ZONE_DMA
     bound_pool_bytes: Optional[int]          # ... and in the swiotlb pool (not the request's own buffers)
+    request_pool_bytes: Optional[int]        # the request's own coherent buffers in the swiotlb pool
     copied_per_byte: Optional[float]
     cpu_ms_per_mib: Optional[float]
     # the guest and the verdict

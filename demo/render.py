@@ -99,11 +99,12 @@ DEVICES = ("devices ok (of those that made the request)", COL["devices ok"])
 IN_POOL = ("coherent in swiotlb pool (MiB)", lambda r: mib_cell(r, "coherent_swiotlb_bytes"))
 BOUND_DMA = ("bound devices' ZONE_DMA (pages)", lambda r: fmt(r.get("bound_zone_dma_pages")))
 BOUND_POOL = ("bound devices' coherent in pool (MiB)", lambda r: mib_cell(r, "bound_pool_bytes"))
+REQUEST_POOL = ("request's coherent in pool (MiB)", lambda r: mib_cell(r, "request_pool_bytes"))
 TOPICS = [
     ("Coherent memory", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, ABOVE_4G, IN_POOL, MBPS, MUST_SHOW, VERDICT]),
     ("Streaming and bounces", [SCENARIO, REQUEST, RESULT, SW_BOUNCED, DRV_BOUNCED, ABOVE_4G,
                                ("copied (bytes per byte)", COL["copied/B"]), MBPS, MUST_SHOW, VERDICT]),
-    ("Many devices", [SCENARIO, REQUEST, DEVICES, BOUND_DMA, BOUND_POOL, ZONE_DMA, REFUSED, SW_BOUNCED, MBPS, MUST_SHOW, VERDICT]),
+    ("Many devices", [SCENARIO, REQUEST, DEVICES, BOUND_DMA, BOUND_POOL, REQUEST_POOL, ZONE_DMA, REFUSED, SW_BOUNCED, MBPS, MUST_SHOW, VERDICT]),
     ("The K8 GART", [SCENARIO, REQUEST, DEVICES,
                      ("aperture held by coherent memory (4 KiB pages)", lambda r: fmt(r.get("gart_coherent"))),
                      ("refused for aperture space (mappings)", lambda r: fmt(r.get("gart_full"))),

@@ -26,7 +26,8 @@ GOLDEN = os.path.join(TOP, "demo", "tests", "fixtures", "golden.json")
 KEY_FIGURES = ("guest_ok", "ok", "errno", "repeats", "swiotlb_bounced", "driver_bounced", "mappings",
                "mappings_above_4g", "pages", "pages_above_4g", "zone_dma_pages_used", "zone_dma_fallbacks",
                "buffers", "device_faults", "coherent_swiotlb_bytes", "map_refused", "alias_canary_errors",
-               "gart_coherent", "gart_full", "zone_dma_pages_distinct", "bound_zone_dma_pages", "bound_pool_bytes")
+               "gart_coherent", "gart_full", "zone_dma_pages_distinct", "bound_zone_dma_pages", "bound_pool_bytes",
+               "request_pool_bytes")
 
 
 # Rows the golden list may pin failing (not as expected, or their guest
