@@ -203,7 +203,8 @@ class Record(TypedDict, total=False):
     # The device's coherent DMA mask in bits, as the driver set it
     coherent_mask_bits: Optional[int]
     coherent_swiotlb_bytes: Optional[int]
-    map_refused: Optional[int]          # streaming maps the DMA API refused (swiotlb, the driver's pre-check or the GART)
+    # streaming maps the DMA API refused (swiotlb, the driver's pre-check or the GART)
+    map_refused: Optional[int]
     map_failed_segments: Optional[int]   # segments of those refused maps (each may have bounced, then been undone)
     per_device: List[DeviceResult]
     stderr: Optional[str]

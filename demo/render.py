@@ -104,12 +104,14 @@ TOPICS = [
     ("Coherent memory", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, ABOVE_4G, IN_POOL, MBPS, MUST_SHOW, VERDICT]),
     ("Streaming and bounces", [SCENARIO, REQUEST, RESULT, SW_BOUNCED, DRV_BOUNCED, ABOVE_4G,
                                ("copied (bytes per byte)", COL["copied/B"]), MBPS, MUST_SHOW, VERDICT]),
-    ("Many devices", [SCENARIO, REQUEST, DEVICES, BOUND_DMA, BOUND_POOL, REQUEST_POOL, ZONE_DMA, REFUSED, SW_BOUNCED, MBPS, MUST_SHOW, VERDICT]),
+    ("Many devices", [SCENARIO, REQUEST, DEVICES, BOUND_DMA, BOUND_POOL, REQUEST_POOL, ZONE_DMA, REFUSED, SW_BOUNCED,
+                      MBPS, MUST_SHOW, VERDICT]),
     ("The K8 GART", [SCENARIO, REQUEST, DEVICES,
                      ("aperture held by coherent memory (4 KiB pages)", lambda r: fmt(r.get("gart_coherent"))),
                      ("refused for aperture space (mappings)", lambda r: fmt(r.get("gart_full"))),
                      ABOVE_4G, MBPS, MUST_SHOW, VERDICT]),
-    ("31-bit and 24-bit devices", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, REFUSED, SW_BOUNCED, MUST_SHOW, VERDICT]),
+    ("31-bit and 24-bit devices", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, REFUSED, SW_BOUNCED, MUST_SHOW,
+                                   VERDICT]),
     ("Pressure", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, ABOVE_4G, MUST_SHOW, VERDICT]),
     ("Context rows", [SCENARIO, REQUEST, RESULT, ("device faults (count)", COL["dev faults"]),
                       ("bytes written (bytes)", lambda r: fmt(r.get("bytes"))), MUST_SHOW, VERDICT]),
@@ -184,15 +186,6 @@ def _row(results, name):
 
 def mib(n):
     return "%.1f MiB" % ((n or 0) / 1048576.0)
-
-
-def devices_ok(r):
-    return "%d/%d devices ok" % (sum(p["ok"] for p in r["per_device"]), r["devices"])
-
-
-def ring_at(results, r):
-    phys, z = table.ring_where(r, results["boots"].get(r["boot"]))
-    return "ZONE_%s at %s" % (z or "?", hex(phys) if phys is not None else "n/a")
 
 
 def anchor(name):

@@ -490,8 +490,8 @@ def check_layout(res, md):
           and all(w in first for w in want) and md.index("## What the zone buys") < md.index("## The claims"),
           (len(lines), wrapped, [w for w in want if w not in first]))
     check("first screen: every number is a link to its row (or to the sweep), and every link lands",
-          not re.findall(r"\d", unlinked) and targets and all(t in anchors or t == "throughput-by-strategy"
-                                                               for t in targets) and "\n## Throughput by strategy\n" in md,
+          not re.findall(r"\d", unlinked) and targets and "\n## Throughput by strategy\n" in md
+          and all(t in anchors or t == "throughput-by-strategy" for t in targets),
           (re.findall(r"[^ ]*\d[^ ]*", unlinked), [t for t in targets if t not in anchors]))
     head, body = table_rows(section(md, "## The claims"), "| claim |")
     check("claims table: claim | before | after | caveat | rows, one row per claim",
