@@ -141,7 +141,15 @@ def topic_tables(results):
         out += ["### %s" % title, "", "| %s |" % " | ".join(h for h, _ in cols), "|---" * len(cols) + "|"]
         out += ["| %s |" % " | ".join(md_escape(f(r)) for _, f in cols) for r in recs]
         out.append("")
+        out += ["%s: %s.\n" % (pair, note) for pair, note in pair_notes(recs)]
     return "\n".join(out)
+
+
+def pair_notes(recs):
+    """What the pairs among RECS share unevenly or lack (table.PAIR_NOTES),
+    stated under their table: ("`before` / `after`", note)."""
+    names = {r["name"] for r in recs}
+    return [("`%s` / `%s`" % (b, a), note) for (b, a), note in table.PAIR_NOTES.items() if b in names]
 
 
 def text_table(records):

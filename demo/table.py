@@ -1205,7 +1205,8 @@ MISSING_CONTROLS = ("control rows not in this run: the 2.6.14 allocator with the
                     " (dma_coherent_model=2.6.14 alone) and today's allocator without the zone (dma32=off alone)"
                     " on this machine")
 PAIR_NOTES = {
-    ("before-coherent-64M", "dma32-coherent-64M"): "split by the two pairs above, on the same fresh machine",
+    ("before-coherent-64M", "dma32-coherent-64M"): "split by `before-coherent-64M` / `nozone-coherent-64M` (the"
+    " allocator) and `nozone-coherent-64M` / `dma32-coherent-64M` (the zone), on the same fresh machine",
     ("ring32-before-data64-streaming", "ring32-data64-streaming"): MISSING_CONTROLS + "; a fresh machine, where"
     " the 2.6.14 model's ring is an ordinary page below 4 GiB (the ring on the aged machine did not run)",
     ("many-before-streaming", "many-after-streaming"): MISSING_CONTROLS + "; the same aging takes about 2 GiB,"

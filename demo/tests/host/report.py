@@ -513,6 +513,11 @@ def check_layout(res, md):
         failures += [l for l in body if "NOT" in l.rsplit("|", 2)[0]]
     check("topic tables: one per topic, units in every figure's header, failures only in the verdict",
           not missing and not unitless and not failures, (missing, unitless, failures))
+    many, gart = section(topics, "### Many devices\n"), section(topics, "### The K8 GART\n")
+    check("topic tables: the two-setting pairs' missing controls, asymmetric aging and tuned load under their tables",
+          "`many-before-streaming` / `many-after-streaming`: control rows not in this run" in many
+          and "below 4 GiB" in many and "raised until" in gart and "control rows not in this run" in gart,
+          (many[-300:], gart[-300:]))
     shown = [r["name"] for r in res["scenarios"] if not r.get("repeats_row")]
     check("topic tables: every row of this kernel in exactly one, with its anchor", all(
         topics.count('<a id="%s"></a>`%s` |' % (render.anchor(n), n)) == 1 for n in shown),
