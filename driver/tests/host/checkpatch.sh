@@ -42,11 +42,11 @@ for v in "${DMA32_KERNELS[@]}"; do
 			ktap_test_fail "$desc" "no checkpatch.pl of linux-source-$v: run make check or make kernels"
 		elif ! { { ((rc == 0)) && [[ -z $out ]]; } ||
 			{ ((rc == 1)) && grep -q '^total: ' <<<"$out"; }; }; then
-			ktap_test_fail "$desc" "checkpatch.pl failed (exit $rc)"
 			head -n 5 <<<"$out" | ktap_print_lines
+			ktap_test_fail "$desc" "checkpatch.pl failed (exit $rc)"
 		elif [[ -n $mine ]]; then
-			ktap_test_fail "$desc"
 			ktap_print_lines <<<"$mine"
+			ktap_test_fail "$desc"
 		else
 			ktap_test_pass "$desc"
 		fi
