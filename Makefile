@@ -77,8 +77,13 @@ DRIVER_TESTS   := $(addprefix $(B)/guest/,dma32demo-ioctls dma32demo-fuzz dma32d
 		  dma32demo-regs dma32demo-ioctls-m32)
 # The demo's aging and pressure tool, static for the guest.
 PRESSURE       := $(B)/guest/dma32-pressure
+# The kernel's own DMA mapping benchmark (tools/testing/selftests/dma/,
+# CONFIG_DMA_MAP_BENCHMARK), static, from the default kernel's tree: the
+# series' swiotlb-too-big suite maps more than a segment with it (the
+# driver never does), and scripts/bench measures with it.
+DMA_MAP_BENCHMARK := $(B)/guest/dma_map_benchmark
 # What every initramfs carries besides its module.
-GUEST_TOOLS    := $(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE)
+GUEST_TOOLS    := $(DMA32CTL) $(DRIVER_TESTS) $(PRESSURE) $(DMA_MAP_BENCHMARK)
 USER_CFLAGS    := -static -O2 -Wall -Wextra -Werror -I driver -I driver/uapi -I qemu-device
 GUEST_FILES    := $(wildcard */tests/guest/*) scripts/ktap_helpers.sh scripts/jget.sh \
 		  $(shell find guest-image/rootfs -type f)
@@ -186,6 +191,15 @@ $(PRESSURE): guest-image/dma32-pressure.c | $(SETUP)
 	@mkdir -p $(@D)
 	@gcc $(USER_CFLAGS) -o $@ $<
 
+# Its header is include/linux/map_benchmark.h (not uapi in 6.1): copied
+# alone next to the system's uapi headers.
+$(DMA_MAP_BENCHMARK): $(BZIMAGE_$(DEFAULT_KERNEL))
+	@echo "==> dma_map_benchmark (static, from $(B)/linux)"
+	@mkdir -p $(B)/guest/include/linux
+	@cp $(B)/linux/include/linux/map_benchmark.h $(B)/guest/include/linux/
+	@gcc -static -O2 -Wall -Wno-unused-variable -I $(B)/guest/include -o $@ \
+		$(B)/linux/tools/testing/selftests/dma/dma_map_benchmark.c
+
 $(MODULE_DEBUG): $(DRIVER_SOURCES) $(BZIMAGE_DEBUG) scripts/build-driver scripts/driver-sources scripts/lib.sh
 	@scripts/build-driver --debug --version $(DEFAULT_KERNEL)
 	@touch $@
@@ -218,10 +232,10 @@ $(REPORT)/judged-for: FORCE
 FORCE:
 
 $(RESULTS): $(REPORT)/raw/manifest.json $(REPORT)/judged-for demo/judge.py demo/records.py demo/collect.py \
-	    demo/table.py demo/identity.py
+	    demo/table.py demo/expect.py demo/identity.py
 	@$(DEMO) judge --kernel-version $(KERNEL)
 
-$(REPORT_MD): $(RESULTS) demo/render.py demo/memmap.py demo/table.py demo/identity.py demo/report.md.in \
+$(REPORT_MD): $(RESULTS) demo/render.py demo/memmap.py demo/table.py demo/expect.py demo/identity.py demo/report.md.in \
 	      $(wildcard $(REPORT)/bench.md $(REPORT)/bench-manifest.json)
 	@$(DEMO) render
 

@@ -6,7 +6,7 @@ or the definition must fail. The recorded run
 of its records, changes what the misbehaviour would change, and calls the
 row's own check (table.py) or table.definition_failures on it. The row as
 recorded must pass, the altered one must not: a check that passes both is
-one that cannot fail. Every check (each ex_* function of table.py) and
+one that cannot fail. Every check (each ex_* function of expect.py) and
 every definition (each _def_* function, all of them in table.DEFINITIONS)
 is found by name, and one without a misbehaving case fails the suite. A
 row the recording lacks is skipped, saying so. KTAP; no guest.
@@ -30,7 +30,7 @@ sys.dont_write_bytecode = True
 with open(os.path.join(FIXTURE, "manifest.json")) as _f:
     KERNEL = json.load(_f)["kernel"]
 from demo.tests import ktap  # noqa: E402
-from demo import table  # noqa: E402
+from demo import expect, table  # noqa: E402
 
 GIB = 1 << 30
 
@@ -617,9 +617,10 @@ def definition_cases(res):
 
 
 def functions(prefix):
-    """table.py's own functions whose name starts with PREFIX, by name."""
+    """The functions of table.py and expect.py (its checks) whose name
+    starts with PREFIX, by name."""
     return {n: f for n, f in inspect.getmembers(table, inspect.isfunction)
-            if n.startswith(prefix) and f.__module__ == table.__name__}
+            if n.startswith(prefix) and f.__module__ in (table.__name__, expect.__name__)}
 
 
 def coverage(checked, defined):
@@ -627,7 +628,7 @@ def coverage(checked, defined):
     caught it misbehaving."""
     checks = functions("ex_")
     missing = sorted(n for n, f in checks.items() if f not in checked)
-    out = [(not missing, "every check (%d ex_* functions in table.py) has a misbehaving case that fails it" %
+    out = [(not missing, "every check (%d ex_* functions in expect.py) has a misbehaving case that fails it" %
             len(checks), "no case for %s" % ", ".join(missing))]
     definitions = functions("_def_")
     listed = {fn for _, _, fn in table.DEFINITIONS}

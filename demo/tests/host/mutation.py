@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Mutation test of the demo's verdicts: each piece of the judging is forced
 wrong, one at a time, and some test must then fail. The pieces: every check
-(each ex_* function in demo/table.py, found by name, so new ones are
+(each ex_* function in demo/expect.py, found by name, so new ones are
 covered without a change here), every claim (table.CLAIMS), every column's
 definition (table.DEFINITIONS), judge.runs_disagree, judge.layout_ok and
 table.apply_definitions. The tests that must notice:
