@@ -18,3 +18,8 @@ CONFIG_VIRTIO_PCI=y
 CONFIG_VIRTIO_IOMMU=y
 # -device k8-northbridge (run-guest --gart)
 CONFIG_K8_NORTHBRIDGE=y
+# -device pxb-pcie (run-guest --device-node: a device on a NUMA node,
+# behind a PCIe expander bridge whose ACPI _PXM names the node)
+CONFIG_PXB=y
+# -device virtio-blk-pci (run-guest --swap: a disk for the guest's swap)
+CONFIG_VIRTIO_BLK=y
