@@ -19,7 +19,13 @@ CONFIG_VIRTIO_IOMMU=y
 # -device k8-northbridge (run-guest --gart)
 CONFIG_K8_NORTHBRIDGE=y
 # -device pxb-pcie (run-guest --device-node: a device on a NUMA node,
-# behind a PCIe expander bridge whose ACPI _PXM names the node)
+# behind a PCIe expander bridge whose ACPI _PXM names the node). QEMU
+# 7.2's expander code calls CXL's register helpers for its pxb-cxl
+# variant, and CXL's host code calls the CXL memory device's, so both
+# must be built too (their Kconfig defaults, which
+# --without-default-devices turns off).
 CONFIG_PXB=y
+CONFIG_CXL=y
+CONFIG_CXL_MEM_DEVICE=y
 # -device virtio-blk-pci (run-guest --swap: a disk for the guest's swap)
 CONFIG_VIRTIO_BLK=y
