@@ -49,8 +49,15 @@ static int d32_alloc_coherent(struct d32_req *rq, struct d32_buf *b)
 	return 0;
 }
 
+/*
+ * Streaming buffers come from the device's NUMA node, as a driver's rings
+ * and receive buffers do (dma_alloc_coherent() does the same): on a node
+ * without the zone GFP asks for, the node's zonelist falls back to the
+ * nearest node that has it.
+ */
 static int d32_alloc_pages(struct d32_req *rq, struct d32_buf *b, gfp_t gfp)
 {
+	int node = dev_to_node(rq->dd->dev);
 	unsigned int i;
 
 	b->npages = DIV_ROUND_UP(b->size, PAGE_SIZE);
@@ -58,7 +65,7 @@ static int d32_alloc_pages(struct d32_req *rq, struct d32_buf *b, gfp_t gfp)
 	if (!b->pages)
 		return -ENOMEM;
 	for (i = 0; i < b->npages; i++) {
-		b->pages[i] = alloc_page(gfp | __GFP_NOWARN);
+		b->pages[i] = alloc_pages_node(node, gfp | __GFP_NOWARN, 0);
 		if (!b->pages[i])
 			return -ENOMEM;
 		d32_account_page(rq, b->pages[i]);
