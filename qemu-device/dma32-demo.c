@@ -282,19 +282,15 @@ static uint64_t dma32_demo_piece(DMA32DemoState *s, uint64_t addr,
 static void dma32_demo_update_irq(DMA32DemoState *s, uint32_t new_causes)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
-    bool level = s->int_status & s->int_mask;
+    bool msi = msi_enabled(pdev);
 
-    if (msi_enabled(pdev)) {
-        pci_set_irq(pdev, 0);
-        if (new_causes & s->int_mask) {
-            trace_dma32_demo_irq(s->int_status, s->int_mask, 1);
-            msi_notify(pdev, 0);
-        }
-    } else {
-        if (new_causes & s->int_mask) {
-            trace_dma32_demo_irq(s->int_status, s->int_mask, 0);
-        }
-        pci_set_irq(pdev, level);
+    if (new_causes & s->int_mask) {
+        trace_dma32_demo_irq(s->int_status, s->int_mask, msi);
+    }
+    /* With MSI, INTx stays low and each new unmasked cause is a message */
+    pci_set_irq(pdev, !msi && (s->int_status & s->int_mask));
+    if (msi && (new_causes & s->int_mask)) {
+        msi_notify(pdev, 0);
     }
 }
 
@@ -363,32 +359,43 @@ static bool dma32_demo_stale(DMA32DemoState *s, DMA32DemoDone *d)
     return d->gone;
 }
 
-/* Where one piece of a transfer goes */
+/*
+ * One side of a piece of a transfer: the source, which the device reads,
+ * or the destination, which it writes
+ */
 typedef struct DMA32DemoPiece {
+    uint64_t bus;               /* bus address */
+    bool is_write;              /* the destination */
     AddressSpace *as;           /* to access; any IOMMU already applied */
     hwaddr addr;                /* in @as */
     uint64_t len;               /* inside one memory region section */
     bool direct;                /* RAM: map it and work in place */
+    void *ptr;                  /* where it is mapped, or NULL */
 } DMA32DemoPiece;
 
+static DMADirection dma32_demo_dir(DMA32DemoPiece *pc)
+{
+    return pc->is_write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE;
+}
+
 /*
- * Resolve the piece at bus address @bus, at most @len bytes, for reading
- * or writing: clamp it to the memory region section it starts in, and to
+ * Resolve the piece at @pc->bus, at most @len bytes, for reading or
+ * writing: clamp it to the memory region section it starts in, and to
  * the IOMMU page, translating it at most once (an IOMMU records a fault
  * for every failed translation, so a failing piece must not be translated
  * twice).  A hole, or a translation the IOMMU refuses, is a bus error at
- * @bus, with nothing accessed.  A translation is DMA too: an IOMMU may
- * write a fault record and send an interrupt while it translates, and
+ * @pc->bus, with nothing accessed.  A translation is DMA too: an IOMMU
+ * may write a fault record and send an interrupt while it translates, and
  * that write may reset or unplug the device.  Then @d->gone is set and
  * the caller must stop without touching anything, even to report the
  * error.
  */
 static MemTxResult dma32_demo_resolve(DMA32DemoState *s, DMA32DemoDone *d,
-                                      uint64_t bus, uint64_t len,
-                                      bool is_write, DMA32DemoPiece *pc)
+                                      uint64_t len, DMA32DemoPiece *pc)
 {
     AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
-    hwaddr addr = bus;
+    hwaddr addr = pc->bus;
+    bool is_write = pc->is_write;
     bool translated = false;
 
     for (;;) {
@@ -438,53 +445,36 @@ static MemTxResult dma32_demo_resolve(DMA32DemoState *s, DMA32DemoDone *d,
     return MEMTX_OK;
 }
 
-/* Map a direct piece; NULL if that fails (then the caller bounces) */
-static void *dma32_demo_map(DMA32DemoPiece *pc, DMADirection dir)
+/*
+ * Map the first *@len bytes of a direct piece, and cut *@len to what
+ * mapped; false if nothing did (then the caller bounces)
+ */
+static bool dma32_demo_map(DMA32DemoPiece *pc, uint64_t *len)
 {
-    dma_addr_t l = pc->len;
-    void *p;
+    dma_addr_t l = *len;
 
     if (!pc->direct) {
-        return NULL;
+        return false;
     }
-    p = dma_memory_map(pc->as, pc->addr, &l, dir, MEMTXATTRS_UNSPECIFIED);
-    if (p && !l) {
-        dma_memory_unmap(pc->as, p, l, dir, 0);
-        p = NULL;
+    pc->ptr = dma_memory_map(pc->as, pc->addr, &l, dma32_demo_dir(pc),
+                             MEMTXATTRS_UNSPECIFIED);
+    if (pc->ptr && !l) {
+        dma_memory_unmap(pc->as, pc->ptr, l, dma32_demo_dir(pc), 0);
+        pc->ptr = NULL;
     }
-    if (p) {
-        pc->len = l;
+    if (pc->ptr) {
+        pc->len = *len = l;
     }
-    return p;
+    return pc->ptr;
 }
 
-static void dma32_demo_unmap(DMA32DemoPiece *pc, void *p, DMADirection dir,
-                             uint64_t done)
+/* Unmap a piece if it is mapped, @done bytes of it accessed */
+static void dma32_demo_unmap(DMA32DemoPiece *pc, uint64_t done)
 {
-    dma_memory_unmap(pc->as, p, pc->len, dir, done);
-}
-
-/* Bounced access to the first @n bytes of a piece */
-static MemTxResult dma32_demo_rw(DMA32DemoState *s, DMA32DemoPiece *pc,
-                                 uint64_t n, DMADirection dir,
-                                 DMA32DemoDone *d)
-{
-    MemTxResult r;
-
-    r = dma_memory_rw(pc->as, pc->addr, s->bounce, n, dir,
-                      MEMTXATTRS_UNSPECIFIED);
-    /* The access may have reset or unplugged the device */
-    dma32_demo_stale(s, d);
-    return r;
-}
-
-static MemTxResult dma32_demo_inject(DMA32DemoState *s)
-{
-    if (s->inject_bus_error) {
-        s->inject_bus_error = false;
-        return MEMTX_ERROR;
+    if (pc->ptr) {
+        dma_memory_unmap(pc->as, pc->ptr, pc->len, dma32_demo_dir(pc), done);
+        pc->ptr = NULL;
     }
-    return MEMTX_OK;
 }
 
 /*
@@ -504,251 +494,195 @@ static void dma32_demo_pci_abort(DMA32DemoState *s, MemTxResult r)
                                PCI_STATUS_REC_TARGET_ABORT);
 }
 
-static void dma32_demo_bus_error(DMA32DemoState *s, DMA32DemoDone *d,
-                                 MemTxResult r, uint32_t source, uint64_t bus)
+/*
+ * After resolving or accessing a piece with result @r: may the descriptor
+ * go on?  Not if the device went away under the access (@d->gone), nor
+ * after a failure, which is a bus error at the piece's bus address (in
+ * @d).
+ */
+static bool dma32_demo_access_ok(DMA32DemoState *s, DMA32DemoDone *d,
+                                 MemTxResult r, DMA32DemoPiece *pc)
 {
-    dma32_demo_pci_abort(s, r);
-    d->status = DMA32_DEMO_ST_BUS_ERROR;
-    d->source = source;
-    d->fault_addr = bus;
+    if (d->gone) {
+        return false;
+    }
+    if (r != MEMTX_OK) {
+        dma32_demo_pci_abort(s, r);
+        d->status = DMA32_DEMO_ST_BUS_ERROR;
+        d->source = pc->is_write ? DMA32_DEMO_FAULT_SRC_DST :
+                                   DMA32_DEMO_FAULT_SRC_SRC;
+        d->fault_addr = pc->bus;
+        return false;
+    }
+    return true;
 }
 
-/* Bytes of a bounced piece that fit in @budget at @cost per byte */
-static uint64_t dma32_demo_bounce_len(DMA32DemoPiece *pc, uint64_t budget,
-                                      unsigned cost)
+/* Count @n bytes moved to or from a piece */
+static void dma32_demo_moved(DMA32DemoState *s, DMA32DemoPiece *pc,
+                             uint64_t n)
 {
-    return MIN(MIN(pc->len, DMA32_DEMO_BOUNCE_SIZE), budget / cost);
+    s->cnt[pc->is_write ? DMA32_DEMO_CNT_BYTES_WRITTEN :
+                          DMA32_DEMO_CNT_BYTES_READ] += n;
 }
 
 /*
- * The three operations continue the current descriptor from cur_off and
- * stop when it is done, when an access fails (the error in @d), when the
- * device went away under an access (@d->gone), or when *@budget runs
- * out: then cur_off says where the next bottom-half run resumes.
+ * Bounced access to the first @n bytes of a piece: the source into the
+ * bounce buffer, or the bounce buffer to the destination.  False when the
+ * descriptor stops there (dma32_demo_access_ok()).
  */
-
-/* Device -> memory: the FILL pattern */
-static void dma32_demo_do_fill(DMA32DemoState *s, uint64_t *budget,
-                               DMA32DemoDone *d)
+static bool dma32_demo_bounce(DMA32DemoState *s, DMA32DemoDone *d,
+                              DMA32DemoPiece *pc, uint64_t n)
 {
-    uint64_t dst = s->cur_dst, len = s->cur_len, seed = s->cur_seed;
+    MemTxResult r;
 
-    while (s->cur_off < len && *budget >= DMA32_DEMO_COST_MAX) {
-        uint64_t off = s->cur_off;
-        uint64_t bus, n;
-        DMA32DemoPiece pc;
-        MemTxResult r;
-        void *p;
-
-        n = dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &bus);
-        n = MIN(n, *budget / DMA32_DEMO_COST_FILL);
-        r = dma32_demo_inject(s);
-        if (r == MEMTX_OK) {
-            r = dma32_demo_resolve(s, d, bus, n, true, &pc);
-        }
-        if (d->gone) {
-            return;
-        }
-        if (r != MEMTX_OK) {
-            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, bus);
-            return;
-        }
-        p = dma32_demo_map(&pc, DMA_DIRECTION_FROM_DEVICE);
-        if (p) {
-            n = pc.len;
-            trace_dma32_demo_dma(bus, n, 1, 1);
-            dma32_demo_pattern(p, seed, off, n);
-            dma32_demo_unmap(&pc, p, DMA_DIRECTION_FROM_DEVICE, n);
-            *budget -= n * DMA32_DEMO_COST_FILL;
-        } else {
-            n = dma32_demo_bounce_len(&pc, *budget, DMA32_DEMO_COST_BOUNCE);
-            trace_dma32_demo_dma(bus, n, 1, 0);
-            dma32_demo_pattern(s->bounce, seed, off, n);
-            r = dma32_demo_rw(s, &pc, n, DMA_DIRECTION_FROM_DEVICE, d);
-            if (d->gone) {
-                return;
-            }
-            if (r != MEMTX_OK) {
-                dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, bus);
-                return;
-            }
-            *budget -= n * DMA32_DEMO_COST_BOUNCE;
-        }
-        s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
-        s->cur_off += n;
+    trace_dma32_demo_dma(pc->bus, n, pc->is_write, 0);
+    r = dma_memory_rw(pc->as, pc->addr, s->bounce, n, dma32_demo_dir(pc),
+                      MEMTXATTRS_UNSPECIFIED);
+    /* The access may have reset or unplugged the device */
+    dma32_demo_stale(s, d);
+    if (!dma32_demo_access_ok(s, d, r, pc)) {
+        return false;
     }
-}
-
-/* Memory -> device: CRC-32C, kept in cur_crc between runs */
-static void dma32_demo_do_checksum(DMA32DemoState *s, uint64_t *budget,
-                                   DMA32DemoDone *d)
-{
-    uint64_t src = s->cur_src, len = s->cur_len;
-
-    while (s->cur_off < len && *budget >= DMA32_DEMO_COST_MAX) {
-        uint64_t off = s->cur_off;
-        uint64_t bus, n;
-        DMA32DemoPiece pc;
-        MemTxResult r;
-        void *p;
-
-        n = dma32_demo_piece(s, src + off, len - off, s->dma_bits, &bus);
-        n = MIN(n, *budget / DMA32_DEMO_COST_CRC);
-        r = dma32_demo_inject(s);
-        if (r == MEMTX_OK) {
-            r = dma32_demo_resolve(s, d, bus, n, false, &pc);
-        }
-        if (d->gone) {
-            return;
-        }
-        if (r != MEMTX_OK) {
-            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, bus);
-            return;
-        }
-        p = dma32_demo_map(&pc, DMA_DIRECTION_TO_DEVICE);
-        if (p) {
-            n = pc.len;
-            trace_dma32_demo_dma(bus, n, 0, 1);
-            s->cur_crc = dma32_demo_crc32c(s->cur_crc, p, n);
-            dma32_demo_unmap(&pc, p, DMA_DIRECTION_TO_DEVICE, n);
-            *budget -= n * DMA32_DEMO_COST_CRC;
-        } else {
-            n = dma32_demo_bounce_len(&pc, *budget, DMA32_DEMO_COST_MAX);
-            trace_dma32_demo_dma(bus, n, 0, 0);
-            r = dma32_demo_rw(s, &pc, n, DMA_DIRECTION_TO_DEVICE, d);
-            if (d->gone) {
-                return;
-            }
-            if (r != MEMTX_OK) {
-                dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, bus);
-                return;
-            }
-            s->cur_crc = dma32_demo_crc32c(s->cur_crc, s->bounce, n);
-            *budget -= n * DMA32_DEMO_COST_MAX;
-        }
-        s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
-        s->cur_off += n;
-    }
+    dma32_demo_moved(s, pc, n);
+    return true;
 }
 
 /*
- * Memory -> memory, in ascending order (overlap gives unspecified data).
- * Both sides of a piece are resolved before anything moves; RAM to RAM is
- * one memmove, anything else goes through the bounce buffer.
+ * What an operation does to @n bytes of a piece at @off in the descriptor,
+ * after its source is read and before its destination is written: @src
+ * and @dst are mapped RAM, or both the bounce buffer.
  */
-static void dma32_demo_do_copy(DMA32DemoState *s, uint64_t *budget,
-                               DMA32DemoDone *d)
-{
-    uint64_t src = s->cur_src, dst = s->cur_dst, len = s->cur_len;
-
-    while (s->cur_off < len && *budget >= DMA32_DEMO_COST_MAX) {
-        uint64_t off = s->cur_off;
-        uint64_t sbus, dbus, n;
-        DMA32DemoPiece sp, dp;
-        void *sptr, *dptr = NULL;
-        MemTxResult r;
-
-        n = MIN(dma32_demo_piece(s, src + off, len - off, s->dma_bits, &sbus),
-                dma32_demo_piece(s, dst + off, len - off, s->dma_bits, &dbus));
-        n = MIN(n, *budget / DMA32_DEMO_COST_COPY);
-        r = dma32_demo_inject(s);
-        if (r == MEMTX_OK) {
-            r = dma32_demo_resolve(s, d, sbus, n, false, &sp);
-        }
-        if (d->gone) {
-            return;
-        }
-        if (r != MEMTX_OK) {
-            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, sbus);
-            return;
-        }
-        r = dma32_demo_resolve(s, d, dbus, sp.len, true, &dp);
-        if (d->gone) {
-            return;
-        }
-        if (r != MEMTX_OK) {
-            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, dbus);
-            return;
-        }
-        sp.len = dp.len;        /* both sides now cover the same bytes */
-        sptr = dma32_demo_map(&sp, DMA_DIRECTION_TO_DEVICE);
-        if (sptr) {
-            dp.len = sp.len;
-            dptr = dma32_demo_map(&dp, DMA_DIRECTION_FROM_DEVICE);
-        }
-        if (dptr) {
-            n = dp.len;
-            trace_dma32_demo_dma(sbus, n, 0, 1);
-            trace_dma32_demo_dma(dbus, n, 1, 1);
-            memmove(dptr, sptr, n);
-            dma32_demo_unmap(&dp, dptr, DMA_DIRECTION_FROM_DEVICE, n);
-            dma32_demo_unmap(&sp, sptr, DMA_DIRECTION_TO_DEVICE, n);
-            s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
-            s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
-            s->cur_off += n;
-            *budget -= n * DMA32_DEMO_COST_COPY;
-            continue;
-        }
-        if (sptr) {
-            dma32_demo_unmap(&sp, sptr, DMA_DIRECTION_TO_DEVICE, 0);
-        }
-        n = dma32_demo_bounce_len(&dp, *budget, DMA32_DEMO_COST_BOUNCE);
-        trace_dma32_demo_dma(sbus, n, 0, 0);
-        r = dma32_demo_rw(s, &sp, n, DMA_DIRECTION_TO_DEVICE, d);
-        if (d->gone) {
-            return;
-        }
-        if (r != MEMTX_OK) {
-            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_SRC, sbus);
-            return;
-        }
-        s->cnt[DMA32_DEMO_CNT_BYTES_READ] += n;
-        trace_dma32_demo_dma(dbus, n, 1, 0);
-        r = dma32_demo_rw(s, &dp, n, DMA_DIRECTION_FROM_DEVICE, d);
-        if (d->gone) {
-            return;
-        }
-        if (r != MEMTX_OK) {
-            dma32_demo_bus_error(s, d, r, DMA32_DEMO_FAULT_SRC_DST, dbus);
-            return;
-        }
-        s->cnt[DMA32_DEMO_CNT_BYTES_WRITTEN] += n;
-        s->cur_off += n;
-        *budget -= n * DMA32_DEMO_COST_BOUNCE;
-    }
-}
-
-/* Check [addr, addr + len) against dma-bits before touching anything */
-static bool dma32_demo_check_data(DMA32DemoState *s, uint64_t addr,
-                                  uint64_t len, uint32_t source,
-                                  DMA32DemoDone *d)
-{
-    if (s->overflow == DMA32_DEMO_OVERFLOW_TRUNCATE ||
-        dma32_demo_range_ok(addr, len, s->dma_bits)) {
-        return true;
-    }
-    d->status = DMA32_DEMO_ST_ADDR_FAULT;
-    d->source = source;
-    d->fault_addr = addr;
-    return false;
-}
-
-static void dma32_demo_execute(DMA32DemoState *s, uint64_t *budget,
-                               DMA32DemoDone *d)
+static void dma32_demo_work(DMA32DemoState *s, uint8_t *dst,
+                            const uint8_t *src, uint64_t off, uint64_t n)
 {
     switch (s->cur_op) {
     case DMA32_DEMO_OP_FILL:
-        dma32_demo_do_fill(s, budget, d);
+        /* Device -> memory: the pattern */
+        dma32_demo_pattern(dst, s->cur_seed, off, n);
         break;
     case DMA32_DEMO_OP_CHECKSUM:
-        dma32_demo_do_checksum(s, budget, d);
-        break;
-    case DMA32_DEMO_OP_COPY:
-        dma32_demo_do_copy(s, budget, d);
+        /* Memory -> device: CRC-32C, kept in cur_crc between runs */
+        s->cur_crc = dma32_demo_crc32c(s->cur_crc, src, n);
         break;
     default:
-        g_assert_not_reached();
+        /*
+         * Memory -> memory, in ascending order (overlap gives unspecified
+         * data); bounced, the read left the bytes where the write takes
+         * them from
+         */
+        if (dst != src) {
+            memmove(dst, src, n);
+        }
+        break;
     }
+}
+
+/* A byte's cost by operation: in place, and through the bounce buffer */
+static const unsigned dma32_demo_cost[][2] = {
+    [DMA32_DEMO_OP_FILL] = { DMA32_DEMO_COST_FILL, DMA32_DEMO_COST_BOUNCE },
+    [DMA32_DEMO_OP_CHECKSUM] = { DMA32_DEMO_COST_CRC, DMA32_DEMO_COST_MAX },
+    [DMA32_DEMO_OP_COPY] = { DMA32_DEMO_COST_COPY, DMA32_DEMO_COST_BOUNCE },
+};
+
+/*
+ * Continue the current descriptor from cur_off, piece by piece, until it
+ * is done, an access fails (the error in @d), the device went away under
+ * an access (@d->gone), or *@budget runs out: then cur_off says where the
+ * next bottom-half run resumes.  The sides of a piece are its source
+ * (pc[0], which CHECKSUM and COPY read) and its destination (pc[1], which
+ * FILL and COPY write).  A piece is what each side used reaches within
+ * one memory region section and IOMMU page, and what the budget pays for.
+ * Every side is resolved before anything moves; then the piece is read,
+ * worked on and written, in place when every side maps (RAM), else
+ * through the bounce buffer.
+ */
+static void dma32_demo_execute(DMA32DemoState *s, uint64_t *budget,
+                               DMA32DemoDone *d)
+{
+    const uint64_t start[2] = { s->cur_src, s->cur_dst };
+    const bool uses[2] = { s->cur_op != DMA32_DEMO_OP_FILL,
+                           s->cur_op != DMA32_DEMO_OP_CHECKSUM };
+    const unsigned *cost = dma32_demo_cost[s->cur_op];
+
+    while (s->cur_off < s->cur_len && *budget >= DMA32_DEMO_COST_MAX) {
+        uint64_t off = s->cur_off, n = s->cur_len - off;
+        DMA32DemoPiece pc[2] = { { .is_write = false }, { .is_write = true } };
+        bool direct = true;
+        MemTxResult r;
+        int i;
+
+        for (i = 0; i < 2; i++) {
+            if (uses[i]) {
+                n = dma32_demo_piece(s, start[i] + off, n, s->dma_bits,
+                                     &pc[i].bus);
+            }
+        }
+        n = MIN(n, *budget / cost[0]);
+        /* an injected bus error fails the piece's first side */
+        r = s->inject_bus_error ? MEMTX_ERROR : MEMTX_OK;
+        s->inject_bus_error = false;
+        for (i = 0; i < 2; i++) {
+            if (!uses[i]) {
+                continue;
+            }
+            if (r == MEMTX_OK) {
+                r = dma32_demo_resolve(s, d, n, &pc[i]);
+            }
+            if (!dma32_demo_access_ok(s, d, r, &pc[i])) {
+                return;
+            }
+            n = pc[i].len;      /* the next side covers the same bytes */
+        }
+        for (i = 0; i < 2 && direct; i++) {
+            direct = !uses[i] || dma32_demo_map(&pc[i], &n);
+        }
+
+        if (direct) {
+            dma32_demo_work(s, pc[1].ptr, pc[0].ptr, off, n);
+            *budget -= n * cost[0];
+        } else {
+            /* the source may have mapped: nothing was read through it */
+            dma32_demo_unmap(&pc[0], 0);
+            n = MIN(MIN(n, DMA32_DEMO_BOUNCE_SIZE), *budget / cost[1]);
+            if (uses[0] && !dma32_demo_bounce(s, d, &pc[0], n)) {
+                return;
+            }
+            dma32_demo_work(s, s->bounce, s->bounce, off, n);
+            if (uses[1] && !dma32_demo_bounce(s, d, &pc[1], n)) {
+                return;
+            }
+            *budget -= n * cost[1];
+        }
+        for (i = 0; i < 2; i++) {
+            if (pc[i].ptr) {
+                trace_dma32_demo_dma(pc[i].bus, n, pc[i].is_write, 1);
+                dma32_demo_unmap(&pc[i], n);
+                dma32_demo_moved(s, &pc[i], n);
+            }
+        }
+        s->cur_off += n;
+    }
+}
+
+/*
+ * Check the current descriptor's source and destination, those its
+ * operation uses, against dma-bits before touching anything: the first
+ * out of range is an address fault (in @d)
+ */
+static bool dma32_demo_check_data(DMA32DemoState *s, DMA32DemoDone *d)
+{
+    bool src_ok = s->cur_op == DMA32_DEMO_OP_FILL ||
+                  dma32_demo_range_ok(s->cur_src, s->cur_len, s->dma_bits);
+    bool dst_ok = s->cur_op == DMA32_DEMO_OP_CHECKSUM ||
+                  dma32_demo_range_ok(s->cur_dst, s->cur_len, s->dma_bits);
+
+    if (s->overflow == DMA32_DEMO_OVERFLOW_TRUNCATE || (src_ok && dst_ok)) {
+        return true;
+    }
+    d->status = DMA32_DEMO_ST_ADDR_FAULT;
+    d->source = src_ok ? DMA32_DEMO_FAULT_SRC_DST : DMA32_DEMO_FAULT_SRC_SRC;
+    d->fault_addr = src_ok ? s->cur_dst : s->cur_src;
+    return false;
 }
 
 /* Ring */
@@ -777,7 +711,7 @@ static uint64_t dma32_demo_desc_bus(DMA32DemoState *s, uint64_t *addr)
 
 /*
  * Fetch and check the descriptor at HEAD (@addr, at @bus on the bus).  A
- * well-formed one in range becomes the current descriptor (cur_*); a
+ * well-formed one in range becomes the current descriptor (cur_active); a
  * malformed or out-of-range one leaves its error in @d, to be completed at
  * once.  False when the ring halted, or when the device was reset or
  * unplugged by the fetch.
@@ -786,10 +720,7 @@ static bool dma32_demo_fetch(DMA32DemoState *s, uint64_t addr, uint64_t bus,
                              DMA32DemoDone *d)
 {
     uint8_t raw[DMA32_DEMO_DESC_SIZE];
-    uint64_t src, dst, seed;
-    uint32_t op, len;
     MemTxResult r;
-    bool ok;
 
     if (s->overflow == DMA32_DEMO_OVERFLOW_FAULT &&
         !dma32_demo_range_ok(addr, DMA32_DEMO_DESC_SIZE, s->ring_bits)) {
@@ -806,15 +737,19 @@ static bool dma32_demo_fetch(DMA32DemoState *s, uint64_t addr, uint64_t bus,
         return false;
     }
 
-    op = ldl_le_p(raw + offsetof(struct dma32_demo_desc, op));
-    len = ldl_le_p(raw + offsetof(struct dma32_demo_desc, len));
-    src = ldq_le_p(raw + offsetof(struct dma32_demo_desc, src));
-    dst = ldq_le_p(raw + offsetof(struct dma32_demo_desc, dst));
-    seed = ldq_le_p(raw + offsetof(struct dma32_demo_desc, seed));
-    trace_dma32_demo_desc(s->head, op, len, src, dst);
+    /* cur_* mean nothing until cur_active is set */
+    s->cur_op = ldl_le_p(raw + offsetof(struct dma32_demo_desc, op));
+    s->cur_len = ldl_le_p(raw + offsetof(struct dma32_demo_desc, len));
+    s->cur_src = ldq_le_p(raw + offsetof(struct dma32_demo_desc, src));
+    s->cur_dst = ldq_le_p(raw + offsetof(struct dma32_demo_desc, dst));
+    s->cur_seed = ldq_le_p(raw + offsetof(struct dma32_demo_desc, seed));
+    s->cur_off = 0;
+    s->cur_crc = ~0u;
+    trace_dma32_demo_desc(s->head, s->cur_op, s->cur_len, s->cur_src,
+                          s->cur_dst);
 
-    if (op < DMA32_DEMO_OP_FILL || op > DMA32_DEMO_OP_COPY || !len ||
-        len > s->max_xfer ||
+    if (s->cur_op < DMA32_DEMO_OP_FILL || s->cur_op > DMA32_DEMO_OP_COPY ||
+        !s->cur_len || s->cur_len > s->max_xfer ||
         ldq_le_p(raw + offsetof(struct dma32_demo_desc, reserved)) ||
         ldq_le_p(raw + offsetof(struct dma32_demo_desc, reserved) + 8)) {
         d->status = DMA32_DEMO_ST_INVALID;
@@ -822,28 +757,7 @@ static bool dma32_demo_fetch(DMA32DemoState *s, uint64_t addr, uint64_t bus,
         d->fault_addr = addr;
         return true;
     }
-    switch (op) {
-    case DMA32_DEMO_OP_FILL:
-        ok = dma32_demo_check_data(s, dst, len, DMA32_DEMO_FAULT_SRC_DST, d);
-        break;
-    case DMA32_DEMO_OP_CHECKSUM:
-        ok = dma32_demo_check_data(s, src, len, DMA32_DEMO_FAULT_SRC_SRC, d);
-        break;
-    default:
-        ok = dma32_demo_check_data(s, src, len, DMA32_DEMO_FAULT_SRC_SRC, d) &&
-             dma32_demo_check_data(s, dst, len, DMA32_DEMO_FAULT_SRC_DST, d);
-        break;
-    }
-    if (ok) {
-        s->cur_active = true;
-        s->cur_op = op;
-        s->cur_len = len;
-        s->cur_src = src;
-        s->cur_dst = dst;
-        s->cur_seed = seed;
-        s->cur_off = 0;
-        s->cur_crc = ~0u;
-    }
+    s->cur_active = dma32_demo_check_data(s, d);
     return true;
 }
 
@@ -1014,16 +928,13 @@ static void dma32_demo_reset_state(DMA32DemoState *s)
     s->int_mask = 0;
     s->ring_base = 0;
     s->ring_size = 0;
-    s->head = 0;
-    s->tail = 0;
-    s->halted = false;
+    dma32_demo_ring_reprogrammed(s);
     s->stalled = false;
     s->inject_bus_error = false;
     s->fault_addr = 0;
     s->fault_info = 0;
     memset(s->cnt, 0, sizeof(s->cnt));
     memset(s->cnt_snap, 0, sizeof(s->cnt_snap));
-    s->cur_active = false;
     s->cur_op = s->cur_len = s->cur_crc = 0;
     s->cur_src = s->cur_dst = s->cur_seed = s->cur_off = 0;
     pci_set_irq(PCI_DEVICE(s), 0);
@@ -1349,6 +1260,7 @@ static int dma32_demo_pre_load(void *opaque)
 static int dma32_demo_post_load(void *opaque, int version_id)
 {
     DMA32DemoState *s = opaque;
+    DMA32DemoDone d;
 
     /* Registers from the stream hold only their defined bits */
     s->ctrl &= DMA32_DEMO_CTRL_ENABLE;
@@ -1394,11 +1306,7 @@ static int dma32_demo_post_load(void *opaque, int version_id)
                      s->ring_base, s->ring_size, s->ring_bits);
         return -EINVAL;
     }
-    if (s->overflow == DMA32_DEMO_OVERFLOW_FAULT && s->cur_active &&
-        ((s->cur_op != DMA32_DEMO_OP_FILL &&
-          !dma32_demo_range_ok(s->cur_src, s->cur_len, s->dma_bits)) ||
-         (s->cur_op != DMA32_DEMO_OP_CHECKSUM &&
-          !dma32_demo_range_ok(s->cur_dst, s->cur_len, s->dma_bits)))) {
+    if (s->cur_active && !dma32_demo_check_data(s, &d)) {
         error_report("%s: descriptor under way (op %u, source 0x%" PRIx64
                      ", destination 0x%" PRIx64 ", %u bytes) reaches past "
                      "dma-bits %u", TYPE_DMA32_DEMO, s->cur_op, s->cur_src,
