@@ -759,23 +759,14 @@ static void fuzz_start(Fuzz *f, FuzzPlace place, const char *props,
         d = dev_start_with("-device intel-iommu", props);
         mmcfg_enable(d);
         break;
-    case FUZZ_PAIR: {
-        Dev *b = g_new0(Dev, 1);
-
+    case FUZZ_PAIR:
         d = dev_start_with("-device dma32-demo,id=d1,addr=05.0", props);
         mmcfg_enable(d);
-        b->qts = d->qts;
-        b->bus = d->bus;
-        b->pdev = qpci_device_find(b->bus, PAIR_DEVFN);
-        g_assert(b->pdev);
-        b->bar.addr = d->bar.addr + DMA32_DEMO_BAR0_SIZE;
-        qpci_config_writel(b->pdev, PCI_BASE_ADDRESS_0, b->bar.addr);
-        qpci_device_enable(b->pdev);
-        g_assert_cmphex(rd(b, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
-        fuzz_dev_init(&f->dev[1], b, PAIR_RING);
+        fuzz_dev_init(&f->dev[1], dev_other(d, PAIR_DEVFN,
+                                            d->bar.addr + DMA32_DEMO_BAR0_SIZE),
+                      PAIR_RING);
         f->ndev = 2;
         break;
-    }
     default:
         d = dev_start(props);
         mmcfg_enable(d);
@@ -798,8 +789,7 @@ static void fuzz_start(Fuzz *f, FuzzPlace place, const char *props,
 static void fuzz_stop(Fuzz *f)
 {
     if (f->ndev > 1) {
-        g_free(f->dev[1].d->pdev);
-        g_free(f->dev[1].d);
+        dev_other_free(f->dev[1].d);
     }
     if (f->place == FUZZ_IOMMU) {
         vtd_free(&f->vtd);

@@ -36,6 +36,41 @@ static void wait_qmp_status(QTestState *qts, const char *cmd,
     }
 }
 
+/* Stop the VM and save its state into @file */
+static void migrate_to_file(QTestState *qts, const char *file)
+{
+    g_autofree char *uri = g_strdup_printf("exec:cat > %s", file);
+    QDict *rsp;
+
+    qobject_unref(qtest_qmp(qts, "{'execute': 'stop'}"));
+    rsp = qtest_qmp(qts, "{'execute': 'migrate', 'arguments': "
+                    "{'uri': %s}}", uri);
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    wait_qmp_status(qts, "query-migrate", "status", "completed");
+}
+
+/*
+ * A q35 machine with the device at 04.0 that takes its state from @file,
+ * paused once the state is in, its migrated BAR found (not re-enumerated)
+ */
+static Dev *dev_incoming(const char *fw_args, const char *extra,
+                         const char *file)
+{
+    Dev *d = g_new0(Dev, 1);
+
+    d->qts = qtest_initf("%s -M q35 -m 6G -nodefaults %s "
+                         "-device dma32-demo,id=d0,addr=04.0 "
+                         "-incoming 'exec:cat %s'", fw_args, extra, file);
+    wait_qmp_status(d->qts, "query-status", "status", "paused");
+    d->bus = qpci_new_pc(d->qts, NULL);
+    d->pdev = qpci_device_find(d->bus, DEV_DEVFN);
+    g_assert(d->pdev);
+    d->bar.addr = qpci_config_readl(d->pdev, PCI_BASE_ADDRESS_0) &
+                  PCI_BASE_ADDRESS_MEM_MASK;
+    return d;
+}
+
 /*
  * Migration: registers, counters and the fault latch travel with the
  * device; descriptors rung in while the VM was stopped complete on the
@@ -48,10 +83,7 @@ static void test_migrate(void)
     g_auto(GStrv) fw = firmware_dirs();
     g_autofree char *fw_args = g_strjoinv(" ", fw);
     Dev *d;
-    Dev *d2 = g_new0(Dev, 1);
     Desc x[3];
-    g_autofree char *uri = NULL;
-    QDict *rsp;
     Done done;
     unsigned i;
 
@@ -73,27 +105,13 @@ static void test_migrate(void)
     wr(d, DMA32_DEMO_REG_DOORBELL, 5);
     g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_HEAD), ==, 2);
 
-    uri = g_strdup_printf("exec:cat > %s", file);
-    rsp = qtest_qmp(d->qts, "{'execute': 'migrate', 'arguments': "
-                    "{'uri': %s}}", uri);
-    g_assert(qdict_haskey(rsp, "return"));
-    qobject_unref(rsp);
-    wait_qmp_status(d->qts, "query-migrate", "status", "completed");
+    /* the VM is stopped already: the 'stop' in front changes nothing */
+    migrate_to_file(d->qts, file);
     g_assert_cmpuint(rd(d, DMA32_DEMO_REG_RING_HEAD), ==, 2);
     dev_stop(d);
 
-    d2->qts = qtest_initf("%s -M q35 -m 6G -nodefaults "
-                          "-device dma32-demo,id=d0,addr=04.0 "
-                          "-incoming 'exec:cat %s'", fw_args, file);
     /* the source was stopped, so the destination stays paused */
-    wait_qmp_status(d2->qts, "query-status", "status", "paused");
-    d = d2;
-    d->bus = qpci_new_pc(d->qts, NULL);
-    d->pdev = qpci_device_find(d->bus, DEV_DEVFN);
-    g_assert(d->pdev);
-    /* keep the migrated BAR: do not re-enumerate */
-    d->bar.addr = qpci_config_readl(d->pdev, PCI_BASE_ADDRESS_0) &
-                  PCI_BASE_ADDRESS_MEM_MASK;
+    d = dev_incoming(fw_args, "", file);
     d->ring = RING_ADDR;
     d->ring_size = RING_ENTRIES;
     d->tail = 5;
@@ -117,41 +135,6 @@ static void test_migrate(void)
     dev_stop(d);
     unlink(file);
     rmdir(dir);
-}
-
-/* Stop the VM and save its state into @file */
-static void migrate_to_file(QTestState *qts, const char *file)
-{
-    g_autofree char *uri = g_strdup_printf("exec:cat > %s", file);
-    QDict *rsp;
-
-    qobject_unref(qtest_qmp(qts, "{'execute': 'stop'}"));
-    rsp = qtest_qmp(qts, "{'execute': 'migrate', 'arguments': "
-                    "{'uri': %s}}", uri);
-    g_assert(qdict_haskey(rsp, "return"));
-    qobject_unref(rsp);
-    wait_qmp_status(qts, "query-migrate", "status", "completed");
-}
-
-/*
- * A q35 machine with the device at 04.0 that takes its state from @file,
- * paused once the state is in, its BAR found
- */
-static Dev *dev_incoming(const char *fw_args, const char *extra,
-                         const char *file)
-{
-    Dev *d = g_new0(Dev, 1);
-
-    d->qts = qtest_initf("%s -M q35 -m 6G -nodefaults %s "
-                         "-device dma32-demo,id=d0,addr=04.0 "
-                         "-incoming 'exec:cat %s'", fw_args, extra, file);
-    wait_qmp_status(d->qts, "query-status", "status", "paused");
-    d->bus = qpci_new_pc(d->qts, NULL);
-    d->pdev = qpci_device_find(d->bus, DEV_DEVFN);
-    g_assert(d->pdev);
-    d->bar.addr = qpci_config_readl(d->pdev, PCI_BASE_ADDRESS_0) &
-                  PCI_BASE_ADDRESS_MEM_MASK;
-    return d;
 }
 
 /*
@@ -541,30 +524,6 @@ static uint64_t progress(Dev *d)
 {
     return MAX(rd64(d, DMA32_DEMO_REG_CNT_BYTES_READ),
                rd64(d, DMA32_DEMO_REG_CNT_BYTES_WRITTEN));
-}
-
-/* Function @devfn on @d's bus, its BAR at @bar (0: where it is) */
-static Dev *dev_other(Dev *d, int devfn, uint64_t bar)
-{
-    Dev *o = g_new0(Dev, 1);
-
-    o->qts = d->qts;
-    o->pdev = qpci_device_find(d->bus, devfn);
-    g_assert(o->pdev);
-    if (bar) {
-        qpci_config_writel(o->pdev, PCI_BASE_ADDRESS_0, bar);
-        qpci_device_enable(o->pdev);
-    }
-    o->bar.addr = qpci_config_readl(o->pdev, PCI_BASE_ADDRESS_0) &
-                  PCI_BASE_ADDRESS_MEM_MASK;
-    g_assert_cmphex(rd(o, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
-    return o;
-}
-
-static void dev_other_free(Dev *o)
-{
-    g_free(o->pdev);
-    g_free(o);
 }
 
 /*

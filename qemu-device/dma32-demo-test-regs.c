@@ -178,24 +178,6 @@ static void test_counters(void)
     dev_stop(d);
 }
 
-static uint32_t msi_cap_setup(Dev *d, bool enable)
-{
-    uint8_t cap;
-    uint16_t flags;
-
-    cap = qpci_find_capability(d->pdev, PCI_CAP_ID_MSI, 0);
-    g_assert(cap);
-    flags = qpci_config_readw(d->pdev, cap + PCI_MSI_FLAGS);
-    g_assert(flags & PCI_MSI_FLAGS_64BIT);
-    qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_LO, MSI_ADDR);
-    qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_HI, 0);
-    qpci_config_writew(d->pdev, cap + PCI_MSI_DATA_64, MSI_DATA);
-    flags &= ~(PCI_MSI_FLAGS_ENABLE | PCI_MSI_FLAGS_QSIZE);
-    qpci_config_writew(d->pdev, cap + PCI_MSI_FLAGS,
-                       flags | (enable ? PCI_MSI_FLAGS_ENABLE : 0));
-    return cap;
-}
-
 static int intx_gsi(Dev *d)
 {
     int gsi, found = -1;
@@ -217,7 +199,7 @@ static void test_msi(void)
     d = dev_start(NULL);
     qtest_irq_intercept_in(d->qts, "ioapic");
     ring_start(d, RING_ADDR, RING_ENTRIES);
-    msi_cap_setup(d, true);
+    msi_aim(d, MSI_ADDR, MSI_DATA, true);
     qtest_writel(d->qts, MSI_ADDR, 0);
 
     done = run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 1);
@@ -286,9 +268,9 @@ static void test_intx(void)
     /* enabling MSI drops the line; disabling brings it back */
     run1(d, DMA32_DEMO_OP_FILL, 64, 0, BUF_A, 1);
     g_assert_cmpint(intx_gsi(d), ==, gsi);
-    msi_cap_setup(d, true);
+    msi_aim(d, MSI_ADDR, MSI_DATA, true);
     g_assert_cmpint(intx_gsi(d), ==, -1);
-    msi_cap_setup(d, false);
+    msi_aim(d, MSI_ADDR, MSI_DATA, false);
     g_assert_cmpint(intx_gsi(d), ==, gsi);
     /* reset lowers it */
     wr(d, DMA32_DEMO_REG_CTRL, DMA32_DEMO_CTRL_RESET);

@@ -164,43 +164,6 @@ static Port *pair_start(const char *props)
                              "-device dma32-demo,id=d1,addr=05.0");
 }
 
-static Dev *peer_get(Port *p)
-{
-    Dev *b = g_new0(Dev, 1);
-
-    b->qts = p->d->qts;
-    b->bus = p->d->bus;
-    b->pdev = qpci_device_find(b->bus, PEER_DEVFN);
-    g_assert(b->pdev);
-    qpci_config_writel(b->pdev, PCI_BASE_ADDRESS_0, PEER_BAR);
-    qpci_device_enable(b->pdev);
-    b->bar.addr = PEER_BAR;
-    g_assert_cmphex(rd(b, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
-    return b;
-}
-
-static void peer_put(Dev *b)
-{
-    g_free(b->pdev);
-    g_free(b);
-}
-
-/* Aim @d's MSI at @addr with @data, and enable it */
-static void msi_aim(Dev *d, uint64_t addr, uint16_t data)
-{
-    uint8_t cap = qpci_find_capability(d->pdev, PCI_CAP_ID_MSI, 0);
-    uint16_t flags;
-
-    g_assert(cap);
-    flags = qpci_config_readw(d->pdev, cap + PCI_MSI_FLAGS);
-    qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_LO, (uint32_t)addr);
-    qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_HI, addr >> 32);
-    qpci_config_writew(d->pdev, cap + PCI_MSI_DATA_64, data);
-    flags &= ~PCI_MSI_FLAGS_QSIZE;
-    qpci_config_writew(d->pdev, cap + PCI_MSI_FLAGS,
-                       flags | PCI_MSI_FLAGS_ENABLE);
-}
-
 /*
  * Arm @d as a trigger: a completed FILL leaves DONE pending with INT_MASK
  * 0, and its MSI aims at the root port's Slot Control with power off.
@@ -217,7 +180,7 @@ static void trigger_arm(Port *p, Dev *d, uint64_t ring)
     g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
     g_assert_cmphex(rd(d, DMA32_DEMO_REG_INT_STATUS), ==,
                     DMA32_DEMO_INT_DONE);
-    msi_aim(d, p->mmcfg + p->exp + PCI_EXP_SLTCTL, SLOT_OFF);
+    msi_aim(d, p->mmcfg + p->exp + PCI_EXP_SLTCTL, SLOT_OFF, true);
 }
 
 /* The device behind the port was unplugged; the port and QEMU answer */
@@ -244,7 +207,7 @@ static void wait_unplugged(Port *p)
 static void test_unplug_peer_mmio(void)
 {
     Port *p = pair_start(NULL);
-    Dev *a = p->d, *b = peer_get(p);
+    Dev *a = p->d, *b = dev_other(p->d, PEER_DEVFN, PEER_BAR);
     uint64_t dst = a->bar.addr + DMA32_DEMO_REG_INT_MASK;
     uint8_t src[16] = { 0 };
     Done done;
@@ -266,7 +229,7 @@ static void test_unplug_peer_mmio(void)
     done = run1(b, DMA32_DEMO_OP_FILL, 4096, 0, BUF_A, 3);
     g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_OK);
     check_pattern(b, BUF_A, 4096, 3);
-    peer_put(b);
+    dev_other_free(b);
     port_stop(p);
 }
 
@@ -284,7 +247,7 @@ static void test_unplug_by_own_msi(void)
     unsigned i;
 
     ring_start(d, RING_ADDR, RING_ENTRIES);
-    msi_aim(d, p->mmcfg + p->exp + PCI_EXP_SLTCTL, SLOT_OFF);
+    msi_aim(d, p->mmcfg + p->exp + PCI_EXP_SLTCTL, SLOT_OFF, true);
     for (i = 0; i < ARRAY_SIZE(x); i++) {
         x[i] = (Desc) { .op = DMA32_DEMO_OP_FILL, .len = 4096,
                         .dst = BUF_A + i * 8192, .seed = i };
@@ -322,7 +285,7 @@ static void test_unplug_in_fill(void)
     const uint32_t off = DMA32_DEMO_REG_INT_MASK;
     const uint32_t len = DMA32_DEMO_BAR0_SIZE - off + 64;
     Port *p = pair_start(NULL);
-    Dev *a = p->d, *b = peer_get(p);
+    Dev *a = p->d, *b = dev_other(p->d, PEER_DEVFN, PEER_BAR);
     g_autofree uint8_t *pat = g_malloc(len);
     uint64_t seed;
     uint32_t size;
@@ -349,7 +312,7 @@ static void test_unplug_in_fill(void)
     g_assert_cmpuint(done.status, ==, DMA32_DEMO_ST_PENDING);
     canary_check(a, BUF_A, 4096);
     g_assert(rd(b, DMA32_DEMO_REG_STATUS) & DMA32_DEMO_STATUS_HALTED);
-    peer_put(b);
+    dev_other_free(b);
     port_stop(p);
 }
 
@@ -367,7 +330,7 @@ static void test_unplug_in_fill(void)
 static void test_unplug_in_writeback(void)
 {
     Port *p = pair_start("overflow=truncate");
-    Dev *a = p->d, *b = peer_get(p);
+    Dev *a = p->d, *b = dev_other(p->d, PEER_DEVFN, PEER_BAR);
 
     trigger_arm(p, b, PEER_RING);
     ring_program(a, HIGH + PEER_BAR, RING_ENTRIES);
@@ -375,7 +338,7 @@ static void test_unplug_in_writeback(void)
     wr(a, DMA32_DEMO_REG_DOORBELL, 1);
     wait_unplugged(p);
     g_assert_cmphex(rd(b, DMA32_DEMO_REG_INT_MASK), ==, DMA32_DEMO_INT_DONE);
-    peer_put(b);
+    dev_other_free(b);
     port_stop(p);
 }
 

@@ -307,6 +307,56 @@ void check_idle(Dev *d)
     check_counters(d, 0, 0, 0, 0, 0, 0);
 }
 
+/*
+ * Another dma32-demo, function @devfn on @d's bus (which it borrows), its
+ * BAR placed at @bar by hand (0: where it is); free it with
+ * dev_other_free()
+ */
+Dev *dev_other(Dev *d, int devfn, uint64_t bar)
+{
+    Dev *o = g_new0(Dev, 1);
+
+    o->qts = d->qts;
+    o->bus = d->bus;
+    o->pdev = qpci_device_find(d->bus, devfn);
+    g_assert(o->pdev);
+    if (bar) {
+        qpci_config_writel(o->pdev, PCI_BASE_ADDRESS_0, bar);
+        qpci_device_enable(o->pdev);
+    }
+    o->bar.addr = qpci_config_readl(o->pdev, PCI_BASE_ADDRESS_0) &
+                  PCI_BASE_ADDRESS_MEM_MASK;
+    g_assert_cmphex(rd(o, DMA32_DEMO_REG_ID), ==, DMA32_DEMO_ID_MAGIC);
+    return o;
+}
+
+void dev_other_free(Dev *o)
+{
+    g_free(o->pdev);
+    g_free(o);
+}
+
+/*
+ * Aim @d's MSI (one vector, 64-bit address) at @addr with @data, enabled
+ * or not; returns the capability's offset
+ */
+uint8_t msi_aim(Dev *d, uint64_t addr, uint16_t data, bool enable)
+{
+    uint8_t cap = qpci_find_capability(d->pdev, PCI_CAP_ID_MSI, 0);
+    uint16_t flags;
+
+    g_assert(cap);
+    flags = qpci_config_readw(d->pdev, cap + PCI_MSI_FLAGS);
+    g_assert(flags & PCI_MSI_FLAGS_64BIT);
+    qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_LO, (uint32_t)addr);
+    qpci_config_writel(d->pdev, cap + PCI_MSI_ADDRESS_HI, addr >> 32);
+    qpci_config_writew(d->pdev, cap + PCI_MSI_DATA_64, data);
+    flags &= ~(PCI_MSI_FLAGS_ENABLE | PCI_MSI_FLAGS_QSIZE);
+    qpci_config_writew(d->pdev, cap + PCI_MSI_FLAGS,
+                       flags | (enable ? PCI_MSI_FLAGS_ENABLE : 0));
+    return cap;
+}
+
 /* Enable MMCONFIG at MMCFG_BASE, as firmware would */
 void mmcfg_enable(Dev *d)
 {

@@ -172,6 +172,9 @@ void check_counters(Dev *d, uint64_t completed, uint64_t rd_bytes,
 void expect_addr_fault(Dev *d, Done done, uint32_t idx,
                        uint32_t source, uint64_t addr);
 void check_idle(Dev *d);
+Dev *dev_other(Dev *d, int devfn, uint64_t bar);
+void dev_other_free(Dev *o);
+uint8_t msi_aim(Dev *d, uint64_t addr, uint16_t data, bool enable);
 void mmcfg_enable(Dev *d);
 Port *bridge_start_with(const char *bridge, const char *props,
                         const char *extra);
