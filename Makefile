@@ -232,10 +232,11 @@ $(REPORT)/judged-for: FORCE
 FORCE:
 
 $(RESULTS): $(REPORT)/raw/manifest.json $(REPORT)/judged-for demo/judge.py demo/records.py demo/collect.py \
-	    demo/table.py demo/expect.py demo/identity.py
+	    demo/table.py demo/expect.py demo/nodes.py demo/identity.py
 	@$(DEMO) judge --kernel-version $(KERNEL)
 
-$(REPORT_MD): $(RESULTS) demo/render.py demo/memmap.py demo/table.py demo/expect.py demo/identity.py demo/report.md.in \
+$(REPORT_MD): $(RESULTS) demo/render.py demo/render_nodes.py demo/memmap.py demo/table.py demo/expect.py demo/nodes.py \
+	      demo/identity.py demo/report.md.in \
 	      $(wildcard $(REPORT)/bench.md $(REPORT)/bench-manifest.json)
 	@$(DEMO) render
 

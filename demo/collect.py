@@ -19,7 +19,11 @@ prints sections, each opened by a line '@@KIND ARGS' (see guest_command):
   @@file PATH            the kernel's own file, as it reads (zoneinfo,
                          vmstat, ...); zoneinfo:peak, zoneinfo:pressed,
                          buddyinfo:pressed, vmstat:pressed after a boot's
-                         prepare step
+                         prepare step; zoneinfo:after, vmstat:after,
+                         /proc/swaps after a swap boot's scenarios;
+                         dmesg:node-ranges (the boot log's "Early memory
+                         node ranges") and dma32demo:numa_node (each bound
+                         device's PCI function and node) on a NUMA boot
   @@prepare              what the boot's prepare step printed
   @@info                 dma32ctl info --json: one JSON line
   @@run NAME             dma32ctl run --json: one JSON line (with the
@@ -28,6 +32,9 @@ prints sections, each opened by a line '@@KIND ARGS' (see guest_command):
                          the buffers)
   @@devrun NAME DEVICE   the same, for a scenario that runs on every
                          device at once (one section per device)
+  @@snap WHEN NAME PATH  a kernel file (a node's numastat, /proc/vmstat)
+                         right before or after scenario NAME, on a NUMA
+                         boot, an aged one or one with swap (snapshot_files)
   @@counters WHEN NAME   'PATH VALUE' lines: the kernel counters right
                          before and after such a scenario (WHEN is
                          before or after; VALUE is empty when absent)
@@ -60,10 +67,28 @@ GUEST_DIRS = ["/sys/kernel/iommu_groups", "/sys/kernel/debug/swiotlb", "/sys/ker
               table.GART.rstrip("/")]
 
 
-def run_command(args: str, name: str) -> str:
-    """dma32ctl ARGS --json with its rc and stderr, as sections."""
-    return ("echo '@@%s'; dma32ctl %s --json 2>/tmp/err; echo \"@@rc $?\"; echo '@@stderr'; cat /tmp/err"
-            % (name, args))
+def run_command(args: str, name: str, pin: str = "") -> str:
+    """dma32ctl ARGS --json with its rc and stderr, as sections; PIN: the
+    command that runs it on one CPU (a NUMA boot's taskset), or ""."""
+    return ("echo '@@%s'; %sdma32ctl %s --json 2>/tmp/err; echo \"@@rc $?\"; echo '@@stderr'; cat /tmp/err"
+            % (name, pin, args))
+
+
+def snapshot_files(boot: table.Boot) -> List[str]:
+    """The kernel's own files read right before and right after each of a
+    boot's requests (@@snap): every node's NUMA counters on a NUMA boot,
+    /proc/vmstat (reclaim, swap) on an aged boot (PRESSURE) and on a boot
+    with swap."""
+    files = []
+    if boot.numa:
+        files += [table.NUMASTAT % n for n in range(len(boot.numa.split(",")))]
+    if boot.swap or boot.prepare in (table.PRESSURE, table.PRESSURE_WHOLE):
+        files.append("/proc/vmstat")
+    return files
+
+
+def snapshot(boot: table.Boot, when: str, name: str) -> List[str]:
+    return ["echo '@@snap %s %s %s'; cat %s" % (when, name, f, f) for f in snapshot_files(boot)]
 
 
 def counter_args() -> str:
@@ -101,6 +126,12 @@ def guest_command(boot: table.Boot, scenarios: List[table.Scenario], sweep: bool
     # boot with the northbridge): the boot log again.
     cmd.append("echo '@@file dmesg:gart'; dmesg | grep -o -e 'Mapping aperture over RAM \\[mem [^]]*\\]'"
                " -e 'PCI-DMA: using GART IOMMU' -e 'PCI-DMA: Reserving [0-9]*MB of IOMMU area'")
+    if boot.numa:
+        # The nodes' memory as the kernel took it (init keeps the boot's
+        # messages in /tmp/boot.dmesg), and the node of each bound device
+        cmd.append("echo '@@file dmesg:node-ranges'; grep -E 'node +[0-9]+: \\[mem 0x' /tmp/boot.dmesg")
+        cmd.append("echo '@@file dma32demo:numa_node'; for d in /sys/class/misc/dma32demo*; do "
+                   "echo \"$(basename $(readlink -f $d/device)) $(cat $d/device/numa_node)\"; done")
     if boot.prepare:
         # Age the machine, then the zones as they stand under that pressure
         cmd.append("echo '@@prepare'; %s; echo \"@@rc $?\"" % boot.prepare)
@@ -112,10 +143,17 @@ def guest_command(boot: table.Boot, scenarios: List[table.Scenario], sweep: bool
     for s in scenarios:
         args = "run --strategy %s --op %s --size %d --count %d%s --runs %d" % (
             s.strategy, s.op, s.size, s.count, " --verify" if s.verify else "", table.RUNS)
+        cmd += snapshot(boot, "before", s.name)
         if s.all_devices:
             cmd.append(all_devices_command(s, args))
         else:
-            cmd.append(run_command(args + " " + counter_args(), "run " + s.name))
+            cmd.append(run_command(args + " " + counter_args(), "run " + s.name,
+                                   "taskset -c %d " % table.NUMA_CPU if boot.numa else ""))
+        cmd += snapshot(boot, "after", s.name)
+    if boot.swap:
+        cmd.append("echo '@@file zoneinfo:after'; cat /proc/zoneinfo")
+        cmd.append("echo '@@file vmstat:after'; cat /proc/vmstat")
+        cmd.append("echo '@@file /proc/swaps'; cat /proc/swaps")
     if sweep:
         for strategy in boot.sweep:
             for size in table.SWEEP_SIZES:
@@ -133,7 +171,8 @@ def boot_spec(boot: table.Boot, kernel: str) -> BootSpec:
     return {"name": boot.name, "kernel": boot.kernel or kernel, "machine": boot.machine,
             "mem": boot.mem, "kernel_args": boot.kernel_args, "device_props": boot.device_props,
             "qemu_args": boot.qemu_args, "allow_log": boot.allow_log, "devices": boot.devices,
-            "prepare": boot.prepare, "repeats": boot.repeats, "gart": boot.gart, "timeout": BOOT_TIMEOUT,
+            "prepare": boot.prepare, "repeats": boot.repeats, "gart": boot.gart, "numa": boot.numa,
+            "device_node": boot.device_node, "swap": boot.swap, "timeout": BOOT_TIMEOUT,
             "sweep": dict(boot.sweep), "runs": []}
 
 
@@ -167,6 +206,12 @@ def run_guest_args(boot: table.Boot, run_name: str, guest_opts: List[str]) -> Li
         args += ["--allow-log", boot.allow_log]
     if boot.gart:
         args += ["--gart-aperture", str(boot.gart)]
+    if boot.numa:
+        args += ["--numa", boot.numa]
+    if boot.device_node >= 0:
+        args += ["--device-node", str(boot.device_node)]
+    if boot.swap:
+        args += ["--swap", str(boot.swap)]
     return args
 
 

@@ -8,6 +8,8 @@ here, so table.ex_direct and expect.ex_direct are the same function.
 tests/host/checks.py finds the checks by name in this module.
 """
 
+from . import nodes
+
 GIB4 = 1 << 32
 
 
@@ -589,3 +591,202 @@ def ex_truncation(rec, info):
     return ok, ("%s bytes sent to %s landed at its low alias %s; %s other bytes of either window changed" % (
         rec["bytes"], hex(rec["alias_high"] or 0), hex((rec["alias_high"] or 0) & (GIB4 - 1)),
         fmt(rec["alias_canary_errors"])))
+
+
+# Reclaim and swap ---------------------------------------------------------------
+# The request's /proc/vmstat deltas (@@snap around it, on a boot with swap).
+# 6.x counts reclaim per node (pgscan, pgsteal, pswpout), not per zone.
+def reclaimed(rec):
+    """(pages swapped out, pages stolen by kswapd and direct reclaim) across
+    the request; (None, None) without the snapshots."""
+    v = rec.get("vmstat_delta")
+    if not v:
+        return None, None
+    return v.get("pswpout"), (v.get("pgsteal_kswapd") or 0) + (v.get("pgsteal_direct") or 0)
+
+
+def ex_pressure_swap(rec, info):
+    """With swap, on the aged, fragmented machine, the 64 MiB coherent
+    request (1 MiB buffers: order 8) still ends ENOMEM: direct reclaim runs
+    for it (pgscan_direct grew: it scans the anonymous pages it could swap
+    out) but frees no 1 MiB block, since the guest kernel has no compaction
+    and a page swapped out of an order-6 hole's neighbour rarely completes
+    an order-8 block. Fails on a boot without swap (nothing to scan), no
+    direct reclaim, success, or a page outside ZONE_DMA32 and the ZONE_DMA
+    fallback."""
+    zp = rec.get("zone_pages") or {}
+    v = rec.get("vmstat_delta") or {}
+    swap = bool((info or {}).get("swaps"))
+    ok = (swap and not rec["ok"] and rec["errno"] == "ENOMEM" and (v.get("pgscan_direct") or 0) > 0
+          and bool(zp.get("DMA32")) and (zp.get("DMA32") or 0) + (zp.get("DMA") or 0) == rec.get("pages"))
+    out, stolen = reclaimed(rec)
+    return ok, "swap %s; %s after %s of %s buffers, %s of %s pages from ZONE_DMA32 (%s from ZONE_DMA, the" \
+        " fallback); across the request direct reclaim scanned %s LRU entries (allocstall_dma32 +%s), %s pages" \
+        " reclaimed, %s swapped out" % (
+            "on" if swap else "off", rec["errno"] or "ok", fmt(rec.get("buffers")), rec["count"],
+            fmt(zp.get("DMA32")), fmt(rec.get("pages")), fmt(zp.get("DMA")), fmt(v.get("pgscan_direct")),
+            fmt(v.get("allocstall_dma32")), fmt(stolen), fmt(out))
+
+
+def scanned(rec):
+    """LRU entries kswapd and direct reclaim scanned across the request
+    (6.x's per-node LRU: a scan for ZONE_DMA32 counts the higher zones'
+    pages it skips); None without the snapshots."""
+    v = rec.get("vmstat_delta")
+    return None if not v else (v.get("pgscan_kswapd") or 0) + (v.get("pgscan_direct") or 0)
+
+
+def ex_swap_reclaim(rec, info):
+    """With swap, ZONE_DMA32 at its watermarks (aged, not fragmented): a
+    GFP_DMA32 request larger than the zone's free pages makes kswapd and
+    direct reclaim scan, but they free fewer pages than the request
+    lacks, and it ends ENOMEM (the OOM killer does not run for a request
+    below ZONE_NORMAL). Fails on a boot without swap, no reclaim scan, a
+    request that succeeded, or reclaim that freed what it lacked."""
+    out, stolen = reclaimed(rec)
+    lacked = (rec["size"] * rec["count"] >> 12) - (rec.get("pages") or 0)
+    n = scanned(rec)
+    ok = (bool((info or {}).get("swaps")) and not rec["ok"] and rec["errno"] == "ENOMEM" and bool(n)
+          and stolen is not None and stolen < lacked)
+    zp = rec.get("zone_pages") or {}
+    return ok, "%s after %s of %s buffers (%s pages from ZONE_DMA32, %s from ZONE_DMA); across the request" \
+        " reclaim scanned %s LRU entries, reclaimed %s pages, swapped out %s; %d pages short" % (
+            rec["errno"] or "ok", fmt(rec.get("buffers")), rec["count"], fmt(zp.get("DMA32")), fmt(zp.get("DMA")),
+            fmt(n), fmt(stolen), fmt(out), lacked)
+
+
+def ex_pressure_swap_nodma32(rec, info):
+    """dma32=off with swap: reclaim can free ZONE_DMA's pages, but 64 MiB
+    does not fit in a 16 MiB zone: ENOMEM after ZONE_DMA's pages, none from
+    elsewhere. Fails on success, on pages outside ZONE_DMA, on none in it,
+    or without the request's reclaim snapshots (no swap boot)."""
+    zp = rec.get("zone_pages") or {}
+    out, stolen = reclaimed(rec)
+    dma = zp.get("DMA") or 0
+    ok = (not rec["ok"] and rec["errno"] == "ENOMEM" and dma > 0 and rec.get("pages") == dma
+          and zone(info, "DMA32").get("present") == 0 and out is not None)
+    return ok, "%s after %s of %s buffers, %s ZONE_DMA pages (ZONE_DMA manages %s); across the request %s pages" \
+        " swapped out, %s reclaimed" % (rec["errno"] or "ok", fmt(rec.get("buffers")), rec["count"], fmt(dma),
+                                        fmt(zone(info, "DMA").get("managed")), fmt(out), fmt(stolen))
+
+
+# NUMA ----------------------------------------------------------------------------
+def node_zones_text(info):
+    """Each node's zones from /proc/zoneinfo: start_pfn+spanned (present)."""
+    out = []
+    for node, zs in sorted(((info or {}).get("nodes") or {}).items()):
+        out.append("node %s: %s" % (node, ", ".join(
+            "%s %s+%s (%s present)" % (z, fmt((zs.get(z) or {}).get("start_pfn")), fmt((zs.get(z) or {}).get("spanned")),
+                                        fmt((zs.get(z) or {}).get("present"))) for z in nodes.ZONES)))
+    return "; ".join(out) or "no zoneinfo"
+
+
+def node_zone_mismatches(info):
+    """Where /proc/zoneinfo's per-node zones differ from size_zones() of the
+    node's page range: [text]; None without node ranges or zones."""
+    ranges, got = (info or {}).get("node_ranges"), (info or {}).get("nodes")
+    if not ranges or not got:
+        return None
+    out = []
+    for node, rs in sorted(ranges.items()):
+        for z, want in nodes.formula(rs).items():
+            have = (got.get(node) or {}).get(z) or {}
+            keys = ("start_pfn", "spanned", "present") if want["spanned"] else ("spanned", "present")
+            out += ["node %s %s %s: zoneinfo %s, formula %s" % (node, z, k, fmt(have.get(k)), want[k])
+                    for k in keys if (have.get(k) or 0) != want[k]]
+    return out
+
+
+def ex_node_zones(rec, info):
+    """Per-node zones: on a machine of two or more nodes, one of them wholly
+    above 4 GiB (no ZONE_DMA32), each node's zones (start_pfn, spanned,
+    present) are what the patch's size_zones() gives for its page range,
+    holes counted in each zone's own range. Fails on any difference, on a
+    machine of one node, or without a node lacking ZONE_DMA32."""
+    ranges = (info or {}).get("node_ranges") or {}
+    bad = node_zone_mismatches(info)
+    if len(ranges) < 2:
+        return False, "not a machine of two or more nodes (%d node ranges in the boot log)" % len(ranges)
+    high = [n for n, zs in ((info or {}).get("nodes") or {}).items()
+            if not (zs.get("DMA32") or {}).get("spanned") and (zs.get("Normal") or {}).get("present")]
+    ok = bad == [] and bool(high)
+    return ok, "%s; %s; node(s) without ZONE_DMA32: %s" % (
+        "every zone as size_zones() computes it" if bad == [] else "differs: " + "; ".join(bad or ["no zoneinfo"]),
+        node_zones_text(info), ", ".join(sorted(high)) or "none")
+
+
+def device_nodes(info):
+    """The NUMA node of each bound dma32-demo function (sysfs numa_node)."""
+    return [d["node"] for d in (info or {}).get("device_nodes") or []]
+
+
+def numa_allocations(rec):
+    """The page allocator's allocations a request made: one per coherent
+    buffer (one high-order allocation each), one per page for the
+    page-by-page strategies. The NUMA counters count allocations."""
+    return rec.get("buffers") if rec["strategy"] == "coherent" else rec.get("pages")
+
+
+def numastat(rec, node, key):
+    return ((rec.get("numastat") or {}).get(node) or {}).get(key)
+
+
+def _numa_common(rec, info):
+    """(device on node NUMA_DEVICE_NODE, pages from that node, text)."""
+    devs = device_nodes(info)
+    nz = rec.get("node_zone_pages") or {}
+    on_dev = sum(v for k, v in nz.items() if k.startswith("node %d " % nodes.NUMA_DEVICE_NODE))
+    ok = bool(devs) and all(d == nodes.NUMA_DEVICE_NODE for d in devs)
+    return ok, on_dev, "device on node %s; pages by node and zone: %s" % (
+        ", ".join(str(d) for d in devs) or "?", ", ".join("%s %d" % kv for kv in sorted(nz.items())) or "none")
+
+
+def ex_numa_today(rec, info):
+    """A 32-bit device on the node without ZONE_DMA32 (NUMA_DEVICE_NODE):
+    the device reports that node; every page of the request comes from
+    node 0's ZONE_DMA32 (none from ZONE_DMA, none from the device's node);
+    node 0's NUMA counters count the request's allocations as hits
+    (the preferred zone is the first eligible one of node 1's zonelist,
+    node 0's ZONE_DMA32) and as other_node (the request ran on a CPU of
+    node 1), not as misses. Fails on any of these."""
+    dev_ok, _, txt = _numa_common(rec, info)
+    nz = rec.get("node_zone_pages") or {}
+    n = numa_allocations(rec) or 0
+    hit, other, miss = (numastat(rec, "0", k) for k in ("numa_hit", "other_node", "numa_miss"))
+    ok = (dev_ok and rec["ok"] and bool(rec.get("pages")) and nz == {"node 0 DMA32": rec["pages"]}
+          and None not in (hit, other, miss) and hit >= n and other >= n and miss < n and n > 0)
+    return ok, "%s, %s; %s allocations: node 0 numa_hit +%s, other_node +%s, numa_miss +%s" % (
+        yes(rec["ok"]), txt, fmt(n), fmt(hit), fmt(other), fmt(miss))
+
+
+def ex_numa_before(rec, info):
+    """2.6.14's model, device on node 1: its ordinary pages (node 1, above
+    4 GiB) are beyond reach, so the buffers come from ZONE_DMA (node 0),
+    then from the swiotlb pool (in node 0's memory below 4 GiB), which
+    holds no buffer larger than a segment (256 KiB): a 1 MiB request ends
+    ENOMEM once ZONE_DMA is used up, where 2.6.14 panicked. Fails if the
+    device is not on node 1, a page came from node 1, no page from
+    ZONE_DMA, or a page from neither ZONE_DMA nor the pool."""
+    dev_ok, on_dev, txt = _numa_common(rec, info)
+    runs = rec.get("runs") or []
+    dma = (rec.get("zone_pages") or {}).get("DMA") or 0
+    outside = sum(r["pages"] for r in runs if not r["in_pool"] and zone_of(info, r["phys"]) != "DMA")
+    ok = (dev_ok and (rec["ok"] or rec["errno"] == "ENOMEM") and on_dev == 0 and dma > 0 and outside == 0
+          and bool(runs))
+    return ok, "%s after %s of %s buffers, %s; %s ZONE_DMA pages, %s MiB in the swiotlb pool, %d pages elsewhere;" \
+        " pool refusals %s, of which 2.6.14 would have panicked on %s" % (
+            rec["errno"] or "ok", fmt(rec.get("buffers")), rec["count"], txt, dma,
+            mib_of(rec.get("coherent_swiotlb_bytes")), outside, fmt(rec.get("swiotlb_coherent_full")),
+            fmt(rec.get("coherent_would_panic")))
+
+
+def ex_numa_nozone(rec, info):
+    """No ZONE_DMA32 (dma32=off), device on node 1: GFP_DMA32 from node 1
+    falls back to node 0's ZONE_DMA: every page from there; the request
+    works or stops with ENOMEM when ZONE_DMA is used up. Fails on a page
+    elsewhere, none at all, or the device not on node 1."""
+    dev_ok, _, txt = _numa_common(rec, info)
+    nz = rec.get("node_zone_pages") or {}
+    ok = (dev_ok and bool(rec.get("pages")) and nz == {"node 0 DMA": rec["pages"]}
+          and (rec["ok"] or rec["errno"] == "ENOMEM"))
+    return ok, "%s, %s" % (rec["errno"] or "ok", txt)

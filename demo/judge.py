@@ -27,7 +27,7 @@ import re
 import statistics
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from . import collect, table
+from . import collect, nodes, table
 from .records import (SCHEMA, AddressRun, BootInfo, BootResult, BootSpec, Claim, DeviceResult, Manifest,
                       Record, Results, RunStatus, ScenarioSpec)
 
@@ -75,8 +75,26 @@ def parse_zoneinfo(lines):
             v = w[2] if key == "free" else w[1]
             if v.isdigit():
                 cur = zones[z][key]
-                zones[z][key] = int(v) if cur is None or key == "start_pfn" else cur + int(v)
+                # A zone name on several nodes (NUMA): counts add up, it
+                # starts at the lowest node's start (zoneinfo_nodes keeps each)
+                zones[z][key] = int(v) if cur is None else min(cur, int(v)) if key == "start_pfn" else cur + int(v)
     return zones
+
+
+def parse_zoneinfo_nodes(lines):
+    """{node: {zone: {free, present, managed, spanned, start_pfn, min, low,
+    high, protection}}}: /proc/zoneinfo's "Node N, zone X" sections, each
+    node's own (the zone names repeat on every node)."""
+    per, node, chunk = {}, None, []
+    for line in lines + ["Node - , zone -"]:
+        w = line.split()
+        if len(w) >= 4 and w[0] == "Node" and w[2] == "zone":
+            if node is not None:
+                per.setdefault(node, []).extend(chunk)
+            node, chunk = w[1].rstrip(","), []
+        if node is not None:
+            chunk.append(line)
+    return {n: parse_zoneinfo(ls) for n, ls in per.items() if n != "-"} or None
 
 
 def parse_buddyinfo(lines):
@@ -117,7 +135,37 @@ def first_json(lines):
 VMSTAT_EVENTS = ("pgalloc_dma", "pgalloc_dma32", "pgalloc_normal", "pgscan_kswapd", "pgscan_direct",
                  "pgsteal_kswapd", "pgsteal_direct", "pageoutrun", "kswapd_low_wmark_hit_quickly",
                  "kswapd_high_wmark_hit_quickly", "allocstall_dma32", "allocstall_normal",
-                 "compact_stall", "compact_success", "compact_fail")
+                 "compact_stall", "compact_success", "compact_fail", "pswpout", "pswpin")
+# A node's NUMA counters (/sys/devices/system/node/nodeN/numastat), in
+# allocations: numa_hit (the allocation's node is its preferred zone's
+# node), numa_miss (it is not: counted on the node it came from),
+# numa_foreign (the same allocation, on the preferred node), interleave_hit,
+# local_node and other_node (the node is, or is not, the running CPU's).
+NUMASTAT = ("numa_hit", "numa_miss", "numa_foreign", "interleave_hit", "local_node", "other_node")
+
+
+def parse_numastat(lines):
+    """{counter: value} of one node's numastat."""
+    out = {}
+    for line in lines:
+        w = line.split()
+        if len(w) == 2 and w[0] in NUMASTAT and w[1].isdigit():
+            out[w[0]] = int(w[1])
+    return out
+
+
+def snap_deltas(snaps):
+    """A request's snapshots ({path: {before, after}}) as deltas: ({node:
+    {counter: delta}}, {vmstat event: delta}); None for what was not read."""
+    numa, vm = {}, None
+    for path, when in snaps.items():
+        m = re.search(r"/node(\d+)/numastat$", path)
+        if m:
+            b, a = parse_numastat(when.get("before", [])), parse_numastat(when.get("after", []))
+            numa[m.group(1)] = {k: a[k] - b[k] for k in NUMASTAT if k in a and k in b}
+        elif path == "/proc/vmstat":
+            vm = vmstat_delta(parse_vmstat(when.get("before", [])), parse_vmstat(when.get("after", [])))
+    return numa or None, vm
 
 
 def parse_vmstat(lines):
@@ -178,8 +226,9 @@ def load_boot(raw: str, boot: str, status: Optional[RunStatus], counters: Dict[s
             "cmdline": None, "zone_layout_line": None, "device": None, "swiotlb_pool": None,
             "zones_peak": None, "zones_pressed": None, "buddyinfo_pressed": None, "prepare": None,
             "ram": None, "vmstat": None, "vmstat_pressed": None, "kernel_release": None,
-            "gart_aperture": None}
-    runs, sweep, done = {}, [], False
+            "gart_aperture": None, "nodes": None, "node_ranges": None, "device_nodes": None,
+            "zones_after": None, "vmstat_after": None, "swaps": None}
+    runs, sweep, done, snaps = {}, [], False, {}
     devruns, snapshots = {}, {}
     for i, (kind, args, lines) in enumerate(sections):
         nxt = sections[i + 1] if i + 1 < len(sections) else None
@@ -188,6 +237,22 @@ def load_boot(raw: str, boot: str, status: Optional[RunStatus], counters: Dict[s
         stderr = " ".join(l.strip() for l in err_sec[2] if l.strip()) if err_sec else ""
         if kind == "file" and args == "/proc/zoneinfo":
             info["zones"] = parse_zoneinfo(lines)
+            info["nodes"] = parse_zoneinfo_nodes(lines)
+        elif kind == "file" and args == "zoneinfo:after":
+            info["zones_after"] = parse_zoneinfo(lines) or None
+        elif kind == "file" and args == "vmstat:after":
+            info["vmstat_after"] = parse_vmstat(lines) or None
+        elif kind == "file" and args == "/proc/swaps":
+            info["swaps"] = [l.split()[0] for l in lines[1:] if l.strip()]
+        elif kind == "file" and args == "dmesg:node-ranges":
+            info["node_ranges"] = nodes.parse_ranges(lines)
+        elif kind == "file" and args == "dma32demo:numa_node":
+            info["device_nodes"] = [{"function": w[0], "node": int(w[1])} for w in (l.split() for l in lines)
+                                    if len(w) == 2 and re.match(r"-?\d+$", w[1])] or None
+        elif kind == "snap":
+            w = args.split()
+            if len(w) == 3:
+                snaps.setdefault(w[1], {}).setdefault(w[2], {})[w[0]] = lines
         elif kind == "file" and args == "zoneinfo:peak":
             info["zones_peak"] = parse_zoneinfo(lines) or None
         elif kind == "file" and args == "zoneinfo:pressed":
@@ -248,6 +313,9 @@ def load_boot(raw: str, boot: str, status: Optional[RunStatus], counters: Dict[s
             done = True
     for name, per in devruns.items():
         runs[name] = aggregate(per, snapshots.get(name, {}))
+    for name, snap in snaps.items():
+        if name in runs:
+            runs[name]["snaps"] = snap
     info["counters_present"] = sorted(
         k for k, p in counters.items() if os.path.basename(p) in info["counters_present"])
     failure = None
@@ -483,6 +551,9 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
     }
     for key, path in manifest["counters"].items():
         rec[key] = counter(res, path, key in manifest["levels"])  # type: ignore[literal-required]
+    # Around the request, on a NUMA boot or one with swap: every node's NUMA
+    # counters and the reclaim counters, as deltas
+    rec["numastat"], rec["vmstat_delta"] = snap_deltas((run or {}).get("snaps") or {})
     if boot["gart"]:
         # No swiotlb on a GART boot: its pool figures are null there, not 0
         rec["coherent_swiotlb_bytes"] = None
@@ -494,6 +565,9 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
         rec["device_runs"], rec["runs"], rec["runs_dropped"] = parse_runs(res)
         rec["runs_disagree"] = runs_disagree(rec, (info or {}).get("zones"), manifest["runs_asked"])
         rec["zone_dma_pages_distinct"] = table.distinct_zone_pages(rec["runs"], info, "DMA")
+        # Where the pages came from by node and zone (a NUMA boot's node ranges)
+        rec["node_zone_pages"] = nodes.node_zone_pages(rec["runs"], info) if (info or {}).get("node_ranges") \
+            and len(info["node_ranges"]) > 1 else None
         # The bound devices' rings and control buffers, apart from the request's own buffers
         rec["bound_zone_dma_pages"], rec["bound_pool_bytes"] = table.bound_holdings(rec, info)
         # What the request's own coherent buffers held of the pool: the
@@ -505,6 +579,7 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
         rec["device_runs"], rec["runs"], rec["runs_dropped"] = None, None, None
         rec["runs_disagree"] = ["malformed address runs from dma32ctl (%s)" % e]
         rec["zone_dma_pages_distinct"] = rec["bound_zone_dma_pages"] = rec["bound_pool_bytes"] = None
+        rec["node_zone_pages"] = None
         rec["request_pool_bytes"] = None
     # Bounce cost in units that carry over to real hardware: bytes swiotlb
     # copied per byte the request moved, and guest CPU time per MiB.
@@ -890,6 +965,14 @@ def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]
                     "zones_pressed": i.get("zones_pressed"),
                     "buddyinfo_pressed": i.get("buddyinfo_pressed"),
                     "ram": i.get("ram"),
+                    "numa": spec.get("numa") or None, "device_node": spec.get("device_node"),
+                    "swap": spec.get("swap") or 0,
+                    "nodes": i.get("nodes") if i.get("node_ranges") else None,
+                    "node_ranges": i.get("node_ranges"), "device_nodes": i.get("device_nodes"),
+                    "zones_after": i.get("zones_after"), "vmstat_after": i.get("vmstat_after"),
+                    "vmstat_during_scenarios": vmstat_delta(i.get("vmstat_pressed") or i.get("vmstat"),
+                                                            i.get("vmstat_after")),
+                    "swaps": i.get("swaps"),
                     "seconds": (loaded.status or {}).get("seconds"),
                     "error": loaded.failure, "log": (loaded.status or {}).get("console_log")}
     return {

@@ -10,7 +10,10 @@ bounced marked apart together with the bounce slots the device was given
 instead (their DMA addresses, inside the pool), coherent memory held in the
 pool, runs never mapped or handed over beyond the device's reach, the
 truncation-alias window with the address the device was given, and the
-device's own ring and control buffers.
+device's own ring and control buffers. On a NUMA boot each node's page
+range (from the boot log's node ranges) is marked too: a line where a node
+begins and its name over its range, so that a page's node and zone read
+off the same axis.
 """
 import functools
 import os
@@ -26,6 +29,7 @@ MIN_SHARE = 1.0 / 450   # a run narrower than this share of the axis is drawn th
 INSET_SHARE = 0.03      # a swiotlb pool or GART aperture narrower than this share gets an inset
 POOL_COLOUR, APERTURE_COLOUR = "#9e9ac8", "#fec44f"
 ZONE_COLOURS = {"DMA": "#fbb4ae", "DMA32": "#b3cde3", "Normal": "#ccebc5"}
+NODE_COLOUR = "#7b3294"
 STYLES = [  # series, legend, colour, lane offset, half height; drawn in this order
     ("ring", "descriptor ring", "#006d2c", 0.12, 0.3),
     ("ctrl", "control buffers", "#66c2a4", 0.12, 0.3),
@@ -247,6 +251,10 @@ def draw_boot(name, boot, recs, report):
         if os.path.exists(os.path.join(report, old)):
             os.remove(os.path.join(report, old))
     args = " ".join(x for x in (boot.get("kernel_args"), boot.get("device_props"), boot.get("qemu_args")) if x)
+    if boot.get("numa"):
+        args += "%snodes %s, device on node %s" % ("; " if args else "", boot["numa"], boot.get("device_node"))
+    if boot.get("swap"):
+        args += "%s%d MiB swap" % ("; " if args else "", boot["swap"])
     gp = [
         "set terminal %s" % term,
         "set output %s" % gp_str(os.path.join(report, out)),
@@ -304,6 +312,20 @@ def draw_boot(name, boot, recs, report):
             1 << bits, 1 << bits, 2.5 if heavy else 1.2, "1" if heavy else "2", colour))
         gp.append("set label %s at %d, graph 0.94 right offset -0.3,0 font ',8' tc rgb '%s' front" % (
             gp_str("%d GiB%s" % (1 << (bits - 30), ": device reach" if heavy else "")), 1 << bits, colour))
+    # NUMA nodes: where each begins, and its name over its range
+    node_ranges = boot.get("node_ranges") or {}
+    if len(node_ranges) > 1:
+        first = min(rs[0][0] for rs in node_ranges.values())
+        for node, rs in sorted(node_ranges.items()):
+            lo, hi = rs[0][0] * PAGE, min(rs[-1][1] * PAGE, top)
+            if rs[0][0] > first:
+                gp.append("set arrow from %d, graph 0 to %d, graph 1 nohead lw 2.5 dt 4 lc rgb '%s' back" % (
+                    lo, lo, NODE_COLOUR))
+            gp.append("set label %s at %d, graph 0.5 center font ',10' tc rgb '%s' front" % (
+                gp_str("node %s: %s" % (node, ", ".join(
+                    z for z in ("DMA", "DMA32", "Normal")
+                    if (((boot.get("nodes") or {}).get(node) or {}).get(z) or {}).get("present")))),
+                axis.inv((axis.fwd(max(lo, ZOOM_END)) + axis.fwd(hi)) / 2), NODE_COLOUR))
     gp.append("plot " + ", ".join(plots) if plots else "plot NaN notitle")
     if inset:
         gp += inset_commands(inset, narrow, recs, inset_plots, main_h, inset_h)

@@ -232,6 +232,9 @@ class Record(TypedDict, total=False):
     runs_dropped: Optional[int]
     runs_disagree: Optional[List[str]]
     zone_dma_pages_distinct: Optional[int]   # distinct ZONE_DMA pages among the runs (several devices repeat pages)
+    node_zone_pages: Optional[Dict[str, int]]   # a NUMA boot: {"node N ZONE": pages} of the buffers' runs
+    numastat: Optional[Dict[str, Dict[str, int]]]  # a NUMA boot: {node: {numa_hit, ...: delta across the request}}
+    vmstat_delta: Optional[Dict[str, int]]   # a swap boot: /proc/vmstat's reclaim events across the request
     bound_zone_dma_pages: Optional[int]      # the bound devices' rings and control buffers in ZONE_DMA
     bound_pool_bytes: Optional[int]          # ... and in the swiotlb pool (not the request's own buffers)
     request_pool_bytes: Optional[int]        # the request's own coherent buffers in the swiotlb pool
@@ -274,6 +277,12 @@ class BootInfo(TypedDict, total=False):
     vmstat: Optional[Dict[str, int]]
     vmstat_pressed: Optional[Dict[str, int]]
     gart_aperture: Optional[Dict[str, Any]] # start, end, iommu_mb, in_use, aperture_pages; None: no GART
+    nodes: Optional[Dict[str, Dict[str, Dict[str, Any]]]]   # /proc/zoneinfo per node: {node: {zone: {...}}}
+    node_ranges: Optional[Dict[str, List[List[int]]]]       # {node: [[start_pfn, end_pfn), ...]} (boot log)
+    device_nodes: Optional[List[Dict[str, Any]]]            # [{function, node}] of the bound devices
+    zones_after: Optional[Dict[str, Dict[str, Any]]]        # a swap boot's zones after its scenarios
+    vmstat_after: Optional[Dict[str, int]]
+    swaps: Optional[List[str]]                              # /proc/swaps' devices (a swap boot)
 
 
 class BootResult(TypedDict):
@@ -300,6 +309,16 @@ class BootResult(TypedDict):
     zones_pressed: Optional[Dict[str, Dict[str, Any]]]
     buddyinfo_pressed: Optional[Dict[str, List[int]]]
     ram: Optional[List[Dict[str, int]]]
+    numa: Optional[str]                     # run-guest --numa (node sizes); None: one node
+    device_node: Optional[int]              # run-guest --device-node; -1: none
+    swap: int                               # run-guest --swap MiB; 0: none
+    nodes: Optional[Dict[str, Dict[str, Dict[str, Any]]]]   # a NUMA boot's zones per node
+    node_ranges: Optional[Dict[str, List[List[int]]]]
+    device_nodes: Optional[List[Dict[str, Any]]]
+    zones_after: Optional[Dict[str, Dict[str, Any]]]
+    vmstat_after: Optional[Dict[str, int]]
+    vmstat_during_scenarios: Optional[Dict[str, int]]
+    swaps: Optional[List[str]]
     seconds: Optional[int]
     error: Optional[str]
     log: Optional[str]

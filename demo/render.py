@@ -10,7 +10,7 @@ import string
 import subprocess
 from typing import Any, Callable, Dict, NamedTuple, Tuple
 
-from . import identity, memmap, table
+from . import identity, memmap, render_nodes, table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -112,7 +112,16 @@ TOPICS = [
                      ABOVE_4G, MBPS, MUST_SHOW, VERDICT]),
     ("31-bit and 24-bit devices", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, REFUSED, SW_BOUNCED, MUST_SHOW,
                                    VERDICT]),
-    ("Pressure", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, ABOVE_4G, MUST_SHOW, VERDICT]),
+    ("Pressure", [SCENARIO, REQUEST, RESULT, ZONE_DMA, FALLBACKS, ABOVE_4G,
+                  ("swapped out / reclaimed across the request (pages)", lambda r: "%s / %s" % tuple(
+                      fmt(x) for x in table.reclaimed(r)) if r.get("vmstat_delta") else "-"), MUST_SHOW, VERDICT]),
+    ("Two NUMA nodes", [SCENARIO, REQUEST, RESULT,
+                        ("pages by node and zone (pages)", lambda r: ", ".join(
+                            "%s: %d" % kv for kv in sorted((r.get("node_zone_pages") or {}).items())) or "-"),
+                        ("node 0 numa_hit / numa_miss / other_node (allocations)", lambda r: " / ".join(
+                            "%+d" % v if v is not None else "n/a" for v in (
+                                table.numastat(r, "0", k) for k in ("numa_hit", "numa_miss", "other_node")))),
+                        ZONE_DMA, IN_POOL, MUST_SHOW, VERDICT]),
     ("Context rows", [SCENARIO, REQUEST, RESULT, ("device faults (count)", COL["dev faults"]),
                       ("bytes written (bytes)", lambda r: fmt(r.get("bytes"))), MUST_SHOW, VERDICT]),
 ]
@@ -122,7 +131,7 @@ CONTEXT_STRATEGIES = ("unsafe-raw", "truncation-alias")
 def topic_of(r):
     """Which narrow table a row belongs to (by its boot and strategy)."""
     for prefix, title in (("many-", "Many devices"), ("gart", "The K8 GART"), ("bits", "31-bit and 24-bit devices"),
-                          ("pressure", "Pressure")):
+                          ("pressure", "Pressure"), ("numa", "Two NUMA nodes")):
         if r["boot"].startswith(prefix):
             return title
     if r["strategy"] in CONTEXT_STRATEGIES:
@@ -334,9 +343,6 @@ def pairs_lines(results):
 
 
 NOT_SHOWN = [
-    ("NUMA with one node above 4 GiB, where only the low node has ZONE_DMA32", "the guest kernels are built"
-     " without CONFIG_NUMA (tinyconfig plus guest-image/kernel.config), so QEMU's -numa nodes are one node to"
-     " them; building it in would change the kernel of every other row"),
     ("GFP_DMA on ia64 meaning GFP_DMA32", "the guests are x86-64 only"),
 ]
 
@@ -630,6 +636,7 @@ def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None)
         not_shown="\n".join("* %s: not shown, because %s." % x for x in NOT_SHOWN),
         claims_table=claims_table(results),
         topic_tables=topic_tables(results),
+        nodes_section=render_nodes.nodes_section(results),
         definitions="\n".join("* *%s*: %s." % (c, d) for c, d, _ in table.DEFINITIONS),
         collected=results["collected"], seconds=fmt(results["seconds"]), build=build_line(results.get("build")),
         versions=", ".join("%s %s" % kv for kv in results["versions"].items())

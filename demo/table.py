@@ -22,7 +22,12 @@ from .expect import (  # noqa: F401 (the checks and the helpers they share, re-e
     ex_bounce_guarantee, MANY_COST_ZONE_DMA_SHARE, MANY_COST_POOL_SHARE, bound_holdings, refusals, many_cost,
     ex_many_before, zone_dma_left, ex_many_before_dma32, ex_model_pool_full, mib_of, request_mib, iommu,
     ex_many_after, gart, gart_aperture, pages_remapped, ex_gart_before, ex_gart_small, ex_gart_after,
-    blocks_at_least, ex_pressure_coherent, ex_pressure_dma32, ex_truncation)
+    blocks_at_least, ex_pressure_coherent, ex_pressure_dma32, ex_truncation, reclaimed, ex_pressure_swap,
+    ex_swap_reclaim, scanned,
+    ex_pressure_swap_nodma32, node_zones_text, node_zone_mismatches, ex_node_zones, device_nodes, numa_allocations,
+    numastat, ex_numa_today, ex_numa_before, ex_numa_nozone)
+from . import nodes
+from .nodes import NUMA_DEVICE_NODE
 
 # x86-64's ZONE_DMA: the 16 MiB an ISA device reaches with its 24 address lines
 ZONE_DMA_BITS = 24
@@ -95,6 +100,14 @@ class Boot:
     # --gart-aperture MIB: 32, 64, ...); 0: none. Linux's own GART driver
     # takes the aperture from RAM below 4 GiB and turns swiotlb off.
     gart: int = 0
+    # NUMA nodes by size, adding up to mem (run-guest --numa 3G,3G): node i
+    # is memory backend i, vCPU c on node c mod N; "": one node
+    numa: str = ""
+    # The node of the dma32-demo functions (run-guest --device-node N: behind
+    # a pxb-pcie expander bridge whose ACPI _PXM is N); -1: the root bus
+    device_node: int = -1
+    # Swap in MiB (run-guest --swap MIB: a virtio disk init makes swap); 0: none
+    swap: int = 0
     # Boots of this configuration: a boot whose outcome depends on a random
     # draw (page_alloc.shuffle=1) is repeated, its rows give the median
     # with min and max beside it
@@ -117,6 +130,20 @@ def pressure(leave, fragment, then=""):
 
 
 PRESSURE = pressure(64, True)
+PRESSURE_WHOLE = pressure(64, False)
+
+# The NUMA boots: q35 with 6 GiB in two 3 GiB nodes. Node 0 holds the
+# 2 GiB below 4 GiB and 4 to 5 GiB: it straddles 4 GiB and has ZONE_DMA,
+# ZONE_DMA32 and ZONE_NORMAL; node 1 holds 5 to 8 GiB, wholly above 4 GiB:
+# ZONE_NORMAL only. The 32-bit device sits on node 1, and every request
+# runs on NUMA_CPU, which is on node 1 (vCPU c is on node c mod 2), so
+# that node 0's other_node counter must count the request's allocations.
+NUMA_NODES = "3G,3G"
+NUMA_CPU = 1
+NUMASTAT = "/sys/devices/system/node/node%d/numastat"
+# The swap boots' disk: more than the aging takes, so that everything
+# dma32-pressure holds could go out.
+SWAP_MIB = 4096
 
 # The many-devices boots: 8 functions, each with 24 control buffers of
 # 256 KiB (6 MiB a device, 48 MiB in all: most of the 64 MiB pool). The
@@ -224,6 +251,18 @@ BOOTS = [
          devices=MANY_DEVICES, prepare=MANY, gart=32),
     Boot("pressure", "q35", "6G", "", prepare=PRESSURE),
     Boot("pressure-nodma32", "q35", "6G", "dma32=off", prepare=PRESSURE),
+    # The same aging with swap: reclaim has something to take, kswapd and
+    # direct reclaim can balance the zones (dma32=off: the 16 MiB ZONE_DMA).
+    Boot("pressure-swap", "q35", "6G", "", prepare=PRESSURE, swap=SWAP_MIB),
+    Boot("pressure-swap-nodma32", "q35", "6G", "dma32=off", prepare=PRESSURE, swap=SWAP_MIB),
+    # The aging without fragmenting, with swap: ZONE_DMA32 at its
+    # watermarks, whole pages reclaimable (swapped out) for GFP_DMA32.
+    Boot("pressure-swap-whole", "q35", "6G", "", prepare=PRESSURE_WHOLE, swap=SWAP_MIB),
+    # Two nodes, the 32-bit device on the one without ZONE_DMA32: today,
+    # the 2.6.14 model, and today's allocator without the zone.
+    Boot("numa", "q35", "6G", "", numa=NUMA_NODES, device_node=NUMA_DEVICE_NODE),
+    Boot("numa-before", "q35", "6G", BEFORE, numa=NUMA_NODES, device_node=NUMA_DEVICE_NODE),
+    Boot("numa-nozone", "q35", "6G", NOZONE, numa=NUMA_NODES, device_node=NUMA_DEVICE_NODE),
     # 2005 hardware with 32 address lines wrote a higher address at its
     # alias modulo 4 GiB. Two 64 KiB windows, at 4.25 GiB and 256 MiB, are
     # reserved (memmap=) so that the demonstration harms nothing.
@@ -390,6 +429,33 @@ SCENARIOS = [
              "aged and fragmented: streaming-dma32 pages still from ZONE_DMA32, 0 bounces", ex_pressure_dma32),
     Scenario("pressure-nodma32-coherent-64M", "pressure-nodma32", "coherent", "fill", M, 64, False,
              "aged, dma32=off: ENOMEM once the 16 MiB ZONE_DMA is used up", ex_nodma32_coherent),
+    Scenario("pressure-swap-coherent-64M", "pressure-swap", "coherent", "fill", M, 64, False,
+             "aged and fragmented, with swap: direct reclaim scans for the 1 MiB blocks but, without compaction,"
+             " frees none: ENOMEM, as without swap", ex_pressure_swap),
+    Scenario("pressure-swap-nodma32-coherent-64M", "pressure-swap-nodma32", "coherent", "fill", M, 64, False,
+             "aged, dma32=off, with swap: reclaim cannot make 64 MiB of a 16 MiB ZONE_DMA: ENOMEM",
+             ex_pressure_swap_nodma32),
+    Scenario("pressure-swap-streaming-dma32-128M", "pressure-swap-whole", "streaming-dma32", "fill", M, 128, False,
+             "aged, not fragmented, with swap: 128 MiB of GFP_DMA32 pages, more than ZONE_DMA32 has free: reclaim"
+             " scans, frees fewer pages than the request lacks, ENOMEM", ex_swap_reclaim),
+    Scenario("numa-node-zones", "numa", "coherent", "fill", 4 * K, 1, False,
+             "two nodes: each node's zones in /proc/zoneinfo are the patch's size_zones() of its page range",
+             ex_node_zones),
+    Scenario("numa-coherent", "numa", "coherent", "fill", M, 16, True,
+             "32-bit device on node 1 (no ZONE_DMA32): every page from node 0's ZONE_DMA32, none from ZONE_DMA",
+             ex_numa_today),
+    Scenario("numa-streaming-dma32", "numa", "streaming-dma32", "fill", M, 8, True,
+             "the same for GFP_DMA32 pages from the device's node: node 0's ZONE_DMA32", ex_numa_today),
+    Scenario("numa-before-coherent", "numa-before", "coherent", "fill", M, 16, True,
+             "2.6.14's model, device on node 1: node 1's ordinary pages are beyond reach, so node 0's ZONE_DMA,"
+             " then the swiotlb pool, which holds no 1 MiB buffer: ENOMEM (2.6.14 panicked)", ex_numa_before),
+    Scenario("numa-before-streaming-dma32", "numa-before", "streaming-dma32", "fill", M, 8, True,
+             "no ZONE_DMA32 (dma32=off): GFP_DMA32 from node 1 means node 0's ZONE_DMA", ex_numa_nozone),
+    Scenario("numa-nozone-coherent", "numa-nozone", "coherent", "fill", M, 16, True,
+             "today's allocator without the zone, device on node 1: node 0's ZONE_DMA until it is used up",
+             ex_numa_nozone),
+    Scenario("numa-nozone-streaming-dma32", "numa-nozone", "streaming-dma32", "fill", M, 8, True,
+             "dma32=off: GFP_DMA32 from node 1 means node 0's ZONE_DMA", ex_numa_nozone),
     Scenario("truncation-alias", "truncate", "truncation-alias", "fill", 16 * K, 1, True,
              "a truncating 32-bit device given 4.25 GiB writes 256 MiB, nothing else", ex_truncation, "context"),
 ]
@@ -627,6 +693,10 @@ PAIRS = [
     ("bits31-swiotlb-streaming", "bits31-swiotlb-low-streaming"),
     ("gart-before-streaming", "gart-after-streaming"),
     ("gart32-before-streaming", "gart-before-streaming"),
+    ("pressure-coherent-64M", "pressure-swap-coherent-64M"),
+    ("pressure-swap-nodma32-coherent-64M", "pressure-swap-coherent-64M"),
+    ("numa-before-coherent", "numa-coherent"),
+    ("numa-nozone-coherent", "numa-coherent"),
 ]
 # Why a pair may change several settings at once.
 SETTING_SETS = {
@@ -648,7 +718,8 @@ PAIR_NOTES = {
     ("gart-before-streaming", "gart-after-streaming"): MISSING_CONTROLS + "; the same asymmetric aging; the"
     " streaming load (%d x 1 MiB a device) was raised until the 2.6.14 model's shortage showed" % GART_COUNT,
 }
-BOOT_FIELDS = ("machine", "mem", "device_props", "qemu_args", "devices", "prepare", "kernel", "gart")
+BOOT_FIELDS = ("machine", "mem", "device_props", "qemu_args", "devices", "prepare", "kernel", "gart", "numa",
+               "device_node", "swap")
 REQUEST_FIELDS = ("strategy", "op", "size", "count", "verify", "all_devices")
 
 
@@ -893,7 +964,73 @@ def claim_pressure(rec, infos, best):
            " blocks: 64 x 1 MiB coherent got %s buffers, %s (`pressure-coherent-64M`)" % (
                fmt(d32p.get("free")), fmt(prot), fmt(blocks), fmt(pc.get("buffers")), pc["errno"] or "ok"))
     return ClaimParts(context("pressure"), txt, "the aging stopped at its own target, far from ZONE_DMA: the"
-                      " protection of ZONE_DMA is not tested; no swap, no page cache")
+                      " protection of ZONE_DMA is not tested; this boot has no swap and no page cache (with swap:"
+                      " the many-zones claim's rows)")
+
+
+def claim_node_zones(rec, infos, best):
+    """Per-node zones: size_zones() of each node's range against
+    /proc/zoneinfo, and what the hole loop as posted gives for a node that
+    does not start at pfn 0."""
+    nz = rec.get("numa-node-zones")
+    info = infos.get("numa")
+    if not _ok(nz) or not info or not info.get("node_ranges"):
+        return None
+    ranges = info["node_ranges"]
+    every = [r for rs in ranges.values() for r in rs]
+    parts, finding = [], []
+    for node, rs in sorted(ranges.items()):
+        want = nodes.formula(rs)
+        parts.append("node %s [pfn %d, %d): %s" % (node, rs[0][0], rs[-1][1], ", ".join(
+            "%s %d pages (%d present)" % (z, want[z]["spanned"], want[z]["present"])
+            for z in nodes.ZONES if want[z]["spanned"]) or "no zone"))
+        # A node that starts at (or next to) pfn 0 gets the holes right, give
+        # or take the page at pfn 0: the loop's error is a node's start_pfn
+        posted = nodes.posted_holes(rs, every) if rs[0][0] >= nodes.MAX_DMA_PFN else {}
+        for z in posted:
+            real = want[z]["spanned"] - want[z]["present"]
+            if want[z]["spanned"] and posted[z] != real:
+                finding.append("node %s's %s: %d hole pages, where its own range has %d (present %d instead of %d)"
+                               % (node, z, posted[z], real, want[z]["spanned"] - posted[z], want[z]["present"]))
+    after = "%s; /proc/zoneinfo: %s (`numa-node-zones`)" % (
+        "; ".join(parts), "the same, every start_pfn, spanned and present" if nz["as_expected"] else "differs")
+    return ClaimParts(context("per-node"), after, "the hole loop as posted measures from pfn 0, not from the"
+                      " node's start: %s; spans from the boot log's node ranges, holes in each zone's own range"
+                      % ("; ".join(finding) or "no difference on this machine"))
+
+
+def claim_many_zones(rec, infos, best):
+    """Many zones: per-node zones and the fallback between nodes (the NUMA
+    rows), and balancing with swap (the reclaim rows), as measured."""
+    ns, sw, sr = (rec.get(n) for n in ("pressure-coherent-64M", "pressure-swap-coherent-64M",
+                                       "pressure-swap-streaming-dma32-128M"))
+    nc, nd = rec.get("numa-coherent"), rec.get("numa-streaming-dma32")
+    if not any(_ok(r) for r in (sw, sr, nc, nd)):
+        return None
+    before = NOT_RUN
+    if _ok(ns):
+        before = "aged, no swap: 64 x 1 MiB coherent %s after %s buffers (`pressure-coherent-64M`)" % (
+            ns["errno"] or "ok", fmt(ns.get("buffers")))
+    after = []
+    for r in (nc, nd):
+        if _ok(r):
+            after.append("two nodes, the 32-bit device on node %d: %s %s, pages %s; node 0 numa_hit +%s,"
+                         " other_node +%s, numa_miss +%s (`%s`)" % (
+                             NUMA_DEVICE_NODE, r["strategy"], r["errno"] or "ok",
+                             ", ".join("%s %d" % kv for kv in sorted((r.get("node_zone_pages") or {}).items())),
+                             fmt(numastat(r, "0", "numa_hit")), fmt(numastat(r, "0", "other_node")),
+                             fmt(numastat(r, "0", "numa_miss")), r["name"]))
+    for r in (sw, sr):
+        if _ok(r):
+            out, stolen = reclaimed(r)
+            after.append("with %d MiB of swap, %s %sx%d: %s after %s buffers; reclaim scanned %s LRU entries and"
+                         " freed %s pages (%s swapped out) across it (`%s`)" % (
+                             SWAP_MIB, r["strategy"], fmt(r["size"] >> 20) + "M", r["count"], r["errno"] or "ok",
+                             fmt(r.get("buffers")), fmt(scanned(r)), fmt(stolen), fmt(out), r["name"]))
+    return ClaimParts(before, "; ".join(after), "the zones per node and the fallback to node 0's ZONE_DMA32 hold;"
+                      " balancing ZONE_DMA32 with swap does not, in this guest: reclaim counts per node in 6.x"
+                      " (pgscan counts the higher zones' pages it skips on the node's LRU), the guest kernel has no"
+                      " compaction, and no page cache; one aging, TCG")
 
 
 def claim_truncation(rec, infos, best):
@@ -928,8 +1065,12 @@ CLAIMS = [
      " 11 September 2005)", claim_gart),
     ("(what 2005 hardware did beyond its address lines) a device with 32 lines given a higher address",
      claim_truncation),
-    ("(zone protection; balancing between zones is not shown: no swap and no page cache here)"
-     " `sysctl_lowmem_reserve_ratio[] = { 256, 256, 32 }` (the patch)", claim_pressure),
+    ("(zone protection) `sysctl_lowmem_reserve_ratio[] = { 256, 256, 32 }` (the patch)", claim_pressure),
+    ("\"Compute zone sizes for the DMA and DMA32 zones in a node\" (the patch: `size_zones()` in"
+     " arch/x86_64/mm/init.c, called for every node by `setup_node_zones()` in arch/x86_64/mm/numa.c)",
+     claim_node_zones),
+    ("\"These days the VM works much better and the wide use of NUMA has proven it can deal with many zones"
+     " successfully\" (the patch)", claim_many_zones),
 ]
 
 
@@ -1001,4 +1142,22 @@ NEGATIVE_CONTROLS = [
                     "the same request on a fresh machine gets all 64 MiB", boot="pressure"),
     NegativeControl(claim_pressure, ex_pressure_dma32, "nodma32-streaming-dma32",
                     "without the zone GFP_DMA32 pages come from ZONE_DMA"),
+    NegativeControl(claim_node_zones, ex_node_zones, "numa-nozone-coherent",
+                    "dma32=off empties node 0's ZONE_DMA32, which size_zones() gives 4 GiB less ZONE_DMA"),
+    NegativeControl(claim_node_zones, ex_node_zones, "dma32-coherent",
+                    "one node: no node without ZONE_DMA32", boot="today"),
+    NegativeControl(claim_many_zones, ex_pressure_swap, "pressure-coherent-64M",
+                    "without swap the request ends ENOMEM and nothing is swapped out"),
+    NegativeControl(claim_many_zones, ex_swap_reclaim, "pressure-streaming-dma32",
+                    "without swap (and a request that fits) nothing is scanned and the request succeeds"),
+    NegativeControl(claim_many_zones, ex_pressure_swap_nodma32, "pressure-swap-coherent-64M",
+                    "with the zone the request succeeds"),
+    NegativeControl(claim_many_zones, ex_numa_today, "numa-nozone-coherent",
+                    "without the zone the pages come from node 0's ZONE_DMA"),
+    NegativeControl(claim_many_zones, ex_numa_today, "dma32-coherent",
+                    "one node: the device is on no node without the zone", boot="today"),
+    NegativeControl(claim_many_zones, ex_numa_before, "numa-coherent",
+                    "with the zone no page comes from ZONE_DMA or the pool"),
+    NegativeControl(claim_many_zones, ex_numa_nozone, "numa-coherent",
+                    "with the zone the pages come from node 0's ZONE_DMA32"),
 ]

@@ -306,6 +306,77 @@ def every_device_bound(rec, info):
     rec["per_device"] = [dict(rec["per_device"][0], device="/dev/dma32demo%d" % i) for i in range(rec["devices"])]
 
 
+# NUMA and reclaim rows
+def posted_hole_loop(rec, info):
+    """Node 1's present pages as the patch's hole loop as posted leaves
+    them: holes measured from pfn 0, not from the node's start."""
+    n = info["nodes"]["1"]["Normal"]
+    n["present"] = n["spanned"] - 262144
+
+
+def one_node_only(rec, info):
+    info["node_ranges"] = {"0": info["node_ranges"]["0"]}
+
+
+def device_on_node_0(rec, info):
+    info["device_nodes"] = [dict(d, node=0) for d in info["device_nodes"]]
+
+
+def pages_from_zone_dma(rec, info):
+    nz = rec["node_zone_pages"]
+    k = next(iter(nz))
+    nz[k] -= 16
+    nz["node 0 DMA"] = nz.get("node 0 DMA", 0) + 16
+
+
+def pages_from_node_1(rec, info):
+    nz = rec["node_zone_pages"]
+    k = next(iter(nz))
+    nz[k] -= 16
+    nz["node 1 Normal"] = 16
+
+
+def counted_as_misses(rec, info):
+    n = rec["numastat"]["0"]
+    n["numa_miss"] = n["numa_hit"]
+    n["numa_hit"] = 0
+
+
+def not_other_node(rec, info):
+    rec["numastat"]["0"]["other_node"] = 0
+
+
+def all_from_dma32(rec, info):
+    rec["node_zone_pages"] = {"node 0 DMA32": rec["pages"]}
+    rec["zone_pages"] = {"DMA": 0, "DMA32": rec["pages"], "Normal": 0, "other": 0}
+
+
+def no_reclaim_snapshots(rec, info):
+    rec["vmstat_delta"] = None
+
+
+def no_direct_reclaim(rec, info):
+    rec["vmstat_delta"] = dict(rec["vmstat_delta"], pgscan_direct=0)
+
+
+def swap_off(rec, info):
+    info["swaps"] = None
+
+
+def dma32_served_all(rec, info):
+    rec["ok"], rec["errno"] = True, None
+    rec["pages"] = rec["size"] * rec["count"] >> 12
+    rec["zone_pages"] = {"DMA": 0, "DMA32": rec["pages"], "Normal": 0, "other": 0}
+
+
+def reclaim_freed_enough(rec, info):
+    rec["vmstat_delta"] = dict(rec["vmstat_delta"], pgsteal_direct=rec["size"] * rec["count"] >> 12)
+
+
+def dma_served_all(rec, info):
+    rec["ok"], rec["errno"] = True, None
+
+
 CASES = [
     ("dma32-coherent", "a bounce where the zone should make none", bounce_where_none),
     ("dma32-coherent", "coherent pages from ZONE_DMA", coherent_from_zone_dma),
@@ -386,6 +457,26 @@ CASES = [
     ("truncation-alias", "a canary byte of a window changed", canary_changed),
     ("truncation-alias", "the alias not verified", alias_not_verified),
     ("truncation-alias", "a device fault", device_fault),
+    ("numa-node-zones", "node 1's present pages by the hole loop as posted", posted_hole_loop),
+    ("numa-node-zones", "a machine of one node", one_node_only),
+    ("numa-coherent", "the device on node 0", device_on_node_0),
+    ("numa-coherent", "pages from ZONE_DMA", pages_from_zone_dma),
+    ("numa-coherent", "pages from the device's node", pages_from_node_1),
+    ("numa-coherent", "the remote allocations counted as misses", counted_as_misses),
+    ("numa-streaming-dma32", "no allocation counted for another node's CPU", not_other_node),
+    ("numa-streaming-dma32", "pages from the device's node", pages_from_node_1),
+    ("numa-before-coherent", "pages from the device's node", pages_from_node_1),
+    ("numa-before-coherent", "the device on node 0", device_on_node_0),
+    ("numa-nozone-streaming-dma32", "GFP_DMA32 pages from a ZONE_DMA32", all_from_dma32),
+    ("numa-nozone-coherent", "pages from the device's node", pages_from_node_1),
+    ("pressure-swap-coherent-64M", "no direct reclaim across the request", no_direct_reclaim),
+    ("pressure-swap-coherent-64M", "a boot without swap", swap_off),
+    ("pressure-swap-coherent-64M", "the whole request served", dma32_served_all),
+    ("pressure-swap-streaming-dma32-128M", "the whole request served", dma32_served_all),
+    ("pressure-swap-streaming-dma32-128M", "reclaim freed what the request lacked", reclaim_freed_enough),
+    ("pressure-swap-streaming-dma32-128M", "no reclaim scan", no_reclaim_snapshots),
+    ("pressure-swap-nodma32-coherent-64M", "64 MiB from ZONE_DMA", dma_served_all),
+    ("pressure-swap-nodma32-coherent-64M", "no swap snapshots around the request", no_reclaim_snapshots),
 ]
 
 
