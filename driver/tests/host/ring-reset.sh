@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# A killed request's ring, seen from the device: the device is reset
+# before the driver clears the ring. QEMU traces the device's descriptor
+# fetches (trace-events: dma32_demo_desc, its doorbells and register
+# writes) while, 60 times, dma32ctl is killed (SIGKILL) in the middle of
+# its ring: 4000 coherent 16 KiB buffers checksummed, one descriptor each,
+# all queued at once (ring_entries=4096), killed as soon as it waits for
+# the device. The kill path (d32_run_jobs()) calls d32_hw_init(), which
+# must reset the engine, flush that, and only then zero the ring. Zeroed
+# first, the engine, which QEMU's main thread runs while the vCPU clears
+# the ring and then waits for the global lock that its reset write needs,
+# fetches slots the CPU has already cleared: op 0, length 0, which it
+# reports as invalid, writing a status back into the emptied ring. The
+# driver never queues a descriptor with op 0 or length 0, so no fetch in
+# the trace may have one.
+# The old order shows only when QEMU's main thread takes the lock in the
+# fraction of a millisecond that clearing 256 KiB takes (hence the
+# largest ring); on the shared 2-core host under load (load average 5 to
+# 10) that happened for 1 kill in 3, 0 in 12, 1 in 28 and several in 30
+# (the diagnostic "kills whose ring had fetches from cleared slots"
+# counts them), so a mutant is caught by chance, not for certain: 60
+# kills (about a minute) miss it about one run in ten at 4 % a kill.
+# Checked: each kill reset the device while descriptors of its ring were
+# still queued (else the trace shows nothing about the order; a request
+# that ended before its kill is only counted, and at least two thirds
+# must be killed); no fetch
+# from a cleared slot; nothing fetched between a kill's reset and the next
+# doorbell; the next request verifies and the counters count each kill
+# as one request, one error and one reset.
+#
+# Usage: ring-reset.sh [--kernel-version V | --debug]
+#   (default: run-guest's kernel, $DMA32_KERNEL; --debug: the debug kernel
+#   as run-tests boots it, with panic_on_warn=1)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+scratch=$(mktemp -d)
+# shellcheck disable=SC2317 # called by ktap_helpers.sh at exit
+ktap_cleanup() { rm -rf "$scratch"; }
+# shellcheck source=scripts/ktap_helpers.sh
+. "$top/scripts/ktap_helpers.sh"
+
+kernel_args=()
+case ${1:-} in
+'') ;;
+--kernel-version) kernel_args=(--kernel-version "$2") ;;
+--debug)
+	# lib.sh in a subshell: only its debug_guest comes out
+	# shellcheck disable=SC2154 # debug_guest: set by the eval
+	eval "$(source "$top/scripts/lib.sh" && debug_guest_args && declare -p debug_guest)"
+	# shellcheck disable=SC2031 # the eval's, not the subshell's
+	kernel_args=("${debug_guest[@]}" --append panic_on_warn=1) ;;
+*) echo "usage: $0 [--kernel-version V | --debug]" >&2; exit 2 ;;
+esac
+
+KILLS=60
+ktap_set_plan 6
+
+# The guest's command (busybox sh). Each request is 4000 coherent buffers
+# of 16 KiB, one descriptor each, all in the ring at once; it is killed as
+# soon as it sleeps in the ioctl (/proc/PID/syscall names syscall 16),
+# which it does only while it waits for the device: after its buffers are
+# allocated and filled, when the doorbell has been rung
+# shellcheck disable=SC2016 # expanded in the guest
+GUEST='st=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
+echo "ring_entries $(cat /sys/module/dma32demo/parameters/ring_entries)"
+k=0
+while [ $k -lt '$KILLS' ]; do
+	k=$((k + 1))
+	dma32ctl run --strategy coherent --op checksum --size 16K --count 4000 --runs 0 >/dev/null 2>&1 &
+	p=$!
+	n=0
+	until { read -r nr _ </proc/$p/syscall && [ "$nr" = 16 ]; } 2>/dev/null ||
+		! grep -qE "^State:[[:space:]]+[RSD]" /proc/$p/status 2>/dev/null || [ $n -ge 3000 ]; do
+		sleep 0.01
+		n=$((n + 1))
+	done
+	kill -9 $p
+	wait $p 2>/dev/null
+	echo "kill $k: exit $? after $n looks"
+done
+j=$(dma32ctl run --strategy coherent --op checksum --size 16K --count 64 --verify --json --runs 0 2>&1)
+echo "after: rc $? $j"
+for s in requests errors resets; do echo "stats $s $(cat $st/$s)"; done'
+
+trace=$scratch/ring-reset.trace
+t0=$(date +%s)
+rc=0
+"$top/scripts/run-guest" --log driver-ring-reset --timeout 600 "${kernel_args[@]}" \
+	--append 'dma32demo.ring_entries=4096' \
+	--qemu-args "-trace enable=dma32_demo_desc* -trace enable=dma32_demo_doorbell -trace enable=dma32_demo_mmio_write -D $trace" \
+	--run "$GUEST" >"$scratch/out" 2>"$scratch/err" &
+guest=$!
+wait "$guest" || rc=$?
+ktap_print_msg "one boot, $(($(date +%s) - t0)) s; $(grep -c 'dma32_demo_desc ' "$trace" 2>/dev/null || echo 0) descriptor fetches traced"
+ktap_print_lines <"$scratch/out"
+# A request that ended before its kill (a host too slow to see it wait)
+# tells nothing; most must be killed
+killed=$(grep -c '^kill [0-9]*: exit 137 ' "$scratch/out" || true)
+if ((rc == 0 && killed >= KILLS * 2 / 3)); then
+	ktap_test_pass "$killed of $KILLS requests killed (SIGKILL) in the middle of their ring (at least $((KILLS * 2 / 3)))"
+else
+	ktap_print_lines <"$scratch/err"
+	ktap_test_fail "$killed of $KILLS requests killed (SIGKILL) in the middle of their ring (at least $((KILLS * 2 / 3)))" "run-guest exit $rc"
+fi
+
+# Walk the trace: the ring size (RING_SIZE, 0x48), each doorbell (the new
+# tail and the device's head), the descriptors that completed OK (status
+# 1) since it, and each reset (CTRL 0x80000000): a reset after a doorbell
+# whose descriptors had not all completed OK is a kill's, with LEFT still
+# queued. Fetches with op 0 or length 0 come from a cleared slot; fetches
+# after a reset before the next doorbell should not happen at all.
+# Prints "reset LINE LEFT ZEROED" per such reset (ZEROED: the fetches
+# from cleared slots since the doorbell), "zeroed LINE TEXT" (at most
+# five) and, last, "fetches N zeroed Z after_reset A".
+walk() {
+	awk '
+	function val(key,   i) { for (i = 1; i < NF; i++) if ($i == key) return $(i + 1); return "" }
+	function hex(s,   i, n) {
+		n = 0
+		s = tolower(substr(s, 3))
+		for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return n
+	}
+	/dma32_demo_mmio_write addr 0x48 / { ring = hex(val("val")) }
+	/dma32_demo_mmio_write addr 0x20 val 0x80000000$/ {
+		if (dbl) {
+			left = queued - ok
+			if (left >= 2) print "reset", NR, left, seg
+		}
+		dbl = 0; reset = 1
+	}
+	/dma32_demo_doorbell / {
+		t = val("tail") + 0; h = val("head") + 0
+		queued = ring ? ((t - h) % ring + ring) % ring : t - h
+		ok = 0; dbl = 1; reset = 0; seg = 0
+	}
+	/dma32_demo_desc idx / {
+		fetches++
+		if (val("op") == 0 || val("len") == 0) {
+			zeroed++; seg++
+			if (zeroed <= 5) print "zeroed", NR, $0
+		}
+		if (reset) after++
+	}
+	/dma32_demo_desc_done / && val("status") == 1 { ok++ }
+	END { print "fetches", fetches + 0, "zeroed", zeroed + 0, "after_reset", after + 0 }
+	' "$trace"
+}
+if [[ -s $trace ]]; then
+	walk >"$scratch/walk"
+else
+	echo "fetches 0 zeroed 0 after_reset 0" >"$scratch/walk"
+fi
+read -r _ fetches _ zeroed _ after < <(tail -n 1 "$scratch/walk")
+hits=$(grep -c '^reset ' "$scratch/walk" || true)
+left=$(awk '/^reset / { printf "%s%d", s, $3; s = ", " }' "$scratch/walk")
+ktap_print_msg "kills whose ring had fetches from cleared slots: $(awk '/^reset / && $4 > 0 { n++ } END { print n + 0 }' "$scratch/walk") of $hits"
+if ((hits == killed && killed > 0)); then
+	ktap_test_pass "each kill reset the device with descriptors of its ring still queued (left: $left)"
+else
+	ktap_test_fail "each kill reset the device with descriptors of its ring still queued (left: ${left:-none})" \
+		"$hits resets with descriptors queued for $killed kills: the trace cannot show the order"
+fi
+if ((fetches > 0 && zeroed == 0)); then
+	ktap_test_pass "no descriptor fetched from a cleared slot (0 of $fetches fetches with op 0 or length 0)"
+else
+	sed -n 's/^zeroed //p' "$scratch/walk" | ktap_print_lines
+	ktap_test_fail "no descriptor fetched from a cleared slot (0 of $fetches fetches with op 0 or length 0)" \
+		"$zeroed fetches from cleared slots: the ring was cleared before the engine was reset"
+fi
+if ((fetches > 0 && after == 0)); then
+	ktap_test_pass "nothing fetched between a reset and the next doorbell"
+else
+	ktap_test_fail "nothing fetched between a reset and the next doorbell" "$after fetches"
+fi
+after_line=$(grep '^after: ' "$scratch/out" || true)
+if [[ $after_line =~ ^after:\ rc\ 0\ .*\"buffers_verified\":64[,}] ]]; then
+	ktap_test_pass "after the kills the next request verifies (64 buffers)"
+else
+	ktap_test_fail "after the kills the next request verifies (64 buffers)" "${after_line:-no result}"
+fi
+count_of() { sed -n "s/^stats $1 //p" "$scratch/out"; }
+if [[ $(count_of requests) == $((KILLS + 1)) && $(count_of errors) == "$killed" && $(count_of resets) == "$killed" ]]; then
+	ktap_test_pass "each kill counted as one request, one error and one reset"
+else
+	ktap_test_fail "each kill counted as one request, one error and one reset" \
+		"requests $(count_of requests), errors $(count_of errors), resets $(count_of resets) for $KILLS requests, $killed of them killed, and 1 more"
+fi
+ktap_finished
