@@ -22,8 +22,8 @@
 # kills (about a minute) miss it about one run in ten at 4 % a kill.
 # Checked: each kill reset the device while descriptors of its ring were
 # still queued (else the trace shows nothing about the order; a request
-# that ended before its kill is only counted, and at least two thirds
-# must be killed); no fetch
+# that ended before its kill is only counted, and at least two thirds of
+# the kills must end a ring); no fetch
 # from a cleared slot; nothing fetched between a kill's reset and the next
 # doorbell; the next request verifies and the counters count each kill
 # as one request, one error and one reset.
@@ -155,11 +155,13 @@ read -r _ fetches _ zeroed _ after < <(tail -n 1 "$scratch/walk")
 hits=$(grep -c '^reset ' "$scratch/walk" || true)
 left=$(awk '/^reset / { printf "%s%d", s, $3; s = ", " }' "$scratch/walk")
 ktap_print_msg "kills whose ring had fetches from cleared slots: $(awk '/^reset / && $4 > 0 { n++ } END { print n + 0 }' "$scratch/walk") of $hits"
-if ((hits == killed && killed > 0)); then
-	ktap_test_pass "each kill reset the device with descriptors of its ring still queued (left: $left)"
+# A kill after the request had ended in the driver (exit 137 all the
+# same) ends no ring: most kills must have ended one
+if ((hits >= KILLS * 2 / 3 && hits <= killed)); then
+	ktap_test_pass "$hits kills reset the device with descriptors of their ring still queued (left: $left)"
 else
-	ktap_test_fail "each kill reset the device with descriptors of its ring still queued (left: ${left:-none})" \
-		"$hits resets with descriptors queued for $killed kills: the trace cannot show the order"
+	ktap_test_fail "$hits kills reset the device with descriptors of their ring still queued (left: ${left:-none})" \
+		"$hits resets with descriptors queued for $killed kills, at least $((KILLS * 2 / 3)) wanted: the trace cannot show the order"
 fi
 if ((fetches > 0 && zeroed == 0)); then
 	ktap_test_pass "no descriptor fetched from a cleared slot (0 of $fetches fetches with op 0 or length 0)"
@@ -180,10 +182,10 @@ else
 	ktap_test_fail "after the kills the next request verifies (64 buffers)" "${after_line:-no result}"
 fi
 count_of() { sed -n "s/^stats $1 //p" "$scratch/out"; }
-if [[ $(count_of requests) == $((KILLS + 1)) && $(count_of errors) == "$killed" && $(count_of resets) == "$killed" ]]; then
-	ktap_test_pass "each kill counted as one request, one error and one reset"
+if [[ $(count_of requests) == $((KILLS + 1)) && $(count_of errors) == "$hits" && $(count_of resets) == "$hits" ]]; then
+	ktap_test_pass "each kill that ended a ring counted as one request, one error and one reset"
 else
-	ktap_test_fail "each kill counted as one request, one error and one reset" \
-		"requests $(count_of requests), errors $(count_of errors), resets $(count_of resets) for $KILLS requests, $killed of them killed, and 1 more"
+	ktap_test_fail "each kill that ended a ring counted as one request, one error and one reset" \
+		"requests $(count_of requests), errors $(count_of errors), resets $(count_of resets) for $KILLS requests, $hits rings ended by a kill, and 1 more"
 fi
 ktap_finished
