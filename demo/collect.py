@@ -32,9 +32,10 @@ prints sections, each opened by a line '@@KIND ARGS' (see guest_command):
                          the buffers)
   @@devrun NAME DEVICE   the same, for a scenario that runs on every
                          device at once (one section per device)
-  @@snap WHEN NAME PATH  a kernel file (a node's numastat, /proc/vmstat)
-                         right before or after scenario NAME, on a NUMA
-                         boot, an aged one or one with swap (snapshot_files)
+  @@snap WHEN NAME PATH  a kernel file (a node's numastat, /proc/vmstat,
+                         /proc/zoneinfo) right before or after scenario
+                         NAME, on a NUMA boot, an aged one, one with swap
+                         or the page-cache one (snapshot_files)
   @@counters WHEN NAME   'PATH VALUE' lines: the kernel counters right
                          before and after such a scenario (WHEN is
                          before or after; VALUE is empty when absent)
@@ -55,7 +56,8 @@ from typing import Callable, Dict, List, Optional
 from . import identity, table
 from .records import SCHEMA, BootSpec, BuildIdentity, Manifest, RunStatus, ScenarioSpec
 
-# run-guest --timeout for every demo boot, seconds.
+# run-guest --timeout for every demo boot, seconds, unless its Boot says
+# otherwise (table.Boot.timeout).
 BOOT_TIMEOUT = 180
 # The most buffers a sweep point asks for (dma32ctl's limit).
 SWEEP_MAX_COUNT = 4096
@@ -78,12 +80,15 @@ def snapshot_files(boot: table.Boot) -> List[str]:
     """The kernel's own files read right before and right after each of a
     boot's requests (@@snap): every node's NUMA counters on a NUMA boot,
     /proc/vmstat (reclaim, swap) on an aged boot (PRESSURE) and on a boot
-    with swap."""
+    with swap, and /proc/zoneinfo on the page-cache boot (PAGE_CACHE)."""
     files = []
     if boot.numa:
         files += [table.NUMASTAT % n for n in range(len(boot.numa.split(",")))]
     if boot.swap or boot.prepare in (table.PRESSURE, table.PRESSURE_WHOLE):
         files.append("/proc/vmstat")
+    if boot.prepare == table.PAGE_CACHE:
+        # each zone's free and LRU pages: what reclaim took where
+        files.append("/proc/zoneinfo")
     return files
 
 
@@ -172,7 +177,7 @@ def boot_spec(boot: table.Boot, kernel: str) -> BootSpec:
             "mem": boot.mem, "kernel_args": boot.kernel_args, "device_props": boot.device_props,
             "qemu_args": boot.qemu_args, "allow_log": boot.allow_log, "devices": boot.devices,
             "prepare": boot.prepare, "repeats": boot.repeats, "gart": boot.gart, "numa": boot.numa,
-            "device_node": boot.device_node, "swap": boot.swap, "timeout": BOOT_TIMEOUT,
+            "device_node": boot.device_node, "swap": boot.swap, "timeout": boot.timeout or BOOT_TIMEOUT,
             "sweep": dict(boot.sweep), "runs": []}
 
 
@@ -192,8 +197,8 @@ def run_guest_args(boot: table.Boot, run_name: str, guest_opts: List[str]) -> Li
     command. A boot on the run's own kernel names none: collect gives
     run-guest DMA32_KERNEL."""
     args = [*guest_opts, "--machine", boot.machine, "--mem", boot.mem,
-            "--log", "demo-" + run_name.replace("@", "-").replace("~", "-"), "--timeout", str(BOOT_TIMEOUT),
-            "--devices", str(boot.devices)]
+            "--log", "demo-" + run_name.replace("@", "-").replace("~", "-"),
+            "--timeout", str(boot.timeout or BOOT_TIMEOUT), "--devices", str(boot.devices)]
     if boot.kernel:
         args += ["--kernel-version", boot.kernel]
     if boot.kernel_args:

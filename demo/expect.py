@@ -655,6 +655,32 @@ def ex_swap_reclaim(rec, info):
             fmt(n), fmt(stolen), fmt(out), lacked)
 
 
+def ex_page_cache_reclaim(rec, info):
+    """ZONE_DMA32 full of clean page cache (read on node 0's CPU): a
+    GFP_DMA32 request larger than the zone's free pages succeeds, every page
+    from ZONE_DMA32 or ZONE_DMA, because reclaim frees page cache there: the
+    zone's LRU pages (/proc/zoneinfo, right before and after the request)
+    fell by at least 90% of what the request took beyond its free pages (the
+    rest: slab and other pages freed meanwhile), and kswapd reclaimed
+    (pgsteal_kswapd grew). Fails on a request that failed, a page from
+    elsewhere, a request the free pages covered, no fall of the LRU
+    pages (a boot without the page cache) or no kswapd reclaim."""
+    zp = rec.get("zone_pages") or {}
+    got32, got16 = zp.get("DMA32") or 0, zp.get("DMA") or 0
+    lru = (rec.get("zone_lru") or {}).get("DMA32")
+    v = rec.get("vmstat_delta") or {}
+    steal = v.get("pgsteal_kswapd")
+    beyond = got32 - lru["free_before"] if lru else None
+    fell = lru["lru_before"] - lru["lru_after"] if lru else None
+    ok = (bool(rec["ok"]) and rec.get("pages") is not None and rec["pages"] == rec["size"] * rec["count"] >> 12
+          and got32 + got16 == rec["pages"] and beyond is not None and beyond > 0
+          and fell * 10 >= beyond * 9 and bool(steal))
+    return ok, "%s, %s of %s buffers: %s pages from ZONE_DMA32, %s from ZONE_DMA; ZONE_DMA32 had %s free, its" \
+        " LRU pages fell by %s for the %s it gave beyond them; kswapd reclaimed %s pages, direct reclaim %s" % (
+            rec["errno"] or "ok", fmt(rec.get("buffers")), rec["count"], fmt(zp.get("DMA32")), fmt(zp.get("DMA")),
+            fmt(lru and lru["free_before"]), fmt(fell), fmt(beyond), fmt(steal), fmt(v.get("pgsteal_direct")))
+
+
 def ex_pressure_swap_nodma32(rec, info):
     """dma32=off with swap: reclaim can free ZONE_DMA's pages, but 64 MiB
     does not fit in a 16 MiB zone: ENOMEM after ZONE_DMA's pages, none from

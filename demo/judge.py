@@ -168,6 +168,36 @@ def snap_deltas(snaps):
     return numa or None, vm
 
 
+# A zone's LRU pages in /proc/zoneinfo: what reclaim can take from it.
+ZONE_LRU = ("nr_zone_inactive_anon", "nr_zone_active_anon", "nr_zone_inactive_file", "nr_zone_active_file")
+
+
+def parse_zone_lru(lines):
+    """{zone: {"free", "lru"}} from /proc/zoneinfo, summed over nodes: free
+    pages and LRU pages (ZONE_LRU)."""
+    zones, z = {}, None
+    for line in lines:
+        w = line.split()
+        if len(w) >= 4 and w[0] == "Node" and w[2] == "zone":
+            z = zones.setdefault(w[3], {"free": 0, "lru": 0})
+        elif z is not None and len(w) == 3 and w[:2] == ["pages", "free"] and w[2].isdigit():
+            z["free"] += int(w[2])
+        elif z is not None and len(w) == 2 and w[0] in ZONE_LRU and w[1].isdigit():
+            z["lru"] += int(w[1])
+    return zones
+
+
+def zone_lru(snaps):
+    """A request's /proc/zoneinfo snapshots as {zone: {free_before,
+    free_after, lru_before, lru_after}}; None when it was not read."""
+    when = snaps.get("/proc/zoneinfo")
+    if not when or not when.get("before") or not when.get("after"):
+        return None
+    b, a = parse_zone_lru(when["before"]), parse_zone_lru(when["after"])
+    return {z: {"free_before": b[z]["free"], "free_after": a[z]["free"], "lru_before": b[z]["lru"],
+                "lru_after": a[z]["lru"]} for z in b if z in a} or None
+
+
 def parse_vmstat(lines):
     """{event: count} for VMSTAT_EVENTS that the kernel has."""
     out = {}
@@ -554,6 +584,9 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
     # Around the request, on a NUMA boot or one with swap: every node's NUMA
     # counters and the reclaim counters, as deltas
     rec["numastat"], rec["vmstat_delta"] = snap_deltas((run or {}).get("snaps") or {})
+    # Around the request, on a boot with a page cache to reclaim: each
+    # zone's free and LRU pages
+    rec["zone_lru"] = zone_lru((run or {}).get("snaps") or {})
     if boot["gart"]:
         # No swiotlb on a GART boot: its pool figures are null there, not 0
         rec["coherent_swiotlb_bytes"] = None

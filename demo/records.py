@@ -235,6 +235,8 @@ class Record(TypedDict, total=False):
     node_zone_pages: Optional[Dict[str, int]]   # a NUMA boot: {"node N ZONE": pages} of the buffers' runs
     numastat: Optional[Dict[str, Dict[str, int]]]  # a NUMA boot: {node: {numa_hit, ...: delta across the request}}
     vmstat_delta: Optional[Dict[str, int]]   # a swap boot: /proc/vmstat's reclaim events across the request
+    zone_lru: Optional[Dict[str, Dict[str, int]]]  # a page-cache boot: {zone: {free_before, free_after,
+    #                                         lru_before, lru_after}}, /proc/zoneinfo around the request
     bound_zone_dma_pages: Optional[int]      # the bound devices' rings and control buffers in ZONE_DMA
     bound_pool_bytes: Optional[int]          # ... and in the swiotlb pool (not the request's own buffers)
     request_pool_bytes: Optional[int]        # the request's own coherent buffers in the swiotlb pool

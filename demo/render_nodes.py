@@ -62,9 +62,10 @@ def numa_rows(results):
 def watermark_rows(results):
     out = []
     for name, b in results["boots"].items():
-        if not b.get("zones_peak"):
+        if not (b.get("zones_peak") or b.get("zones_pressed")):
             continue
-        for when, zones in (("peak", b.get("zones_peak")), ("after aging", b.get("zones_pressed")),
+        prepared = "after the read" if b.get("prepare") == table.PAGE_CACHE else "after aging"
+        for when, zones in (("peak", b.get("zones_peak")), (prepared, b.get("zones_pressed")),
                             ("after the requests", b.get("zones_after"))):
             for z in nodes.ZONES:
                 v = (zones or {}).get(z)
@@ -122,13 +123,14 @@ def nodes_section(results):
         out += ["### Balancing: watermarks and reclaim", "",
                 "Each zone's free pages against its min / low / high watermarks and its lowmem_reserve"
                 " (`protection`: what allocations for each higher zone must leave free here) at the aging's"
-                " peak, after the aging, and (on a boot with swap) after the requests; all from"
-                " `/proc/zoneinfo`.", "",
+                " peak, after the aging (after the read of the page cache on `pressure-page-cache`, which has"
+                " no peak), and (on a boot with swap) after the requests; all from `/proc/zoneinfo`.", "",
                 "| boot | when | zone | free | min / low / high | protection |", "|---|---|---|--:|---|---|"]
         out += marks
         out += ["", "The reclaim counters across each request (`/proc/vmstat`, read right before and right after"
                 " it on a boot with swap; n/a without). 6.x counts reclaim per node, not per zone"
-                " (`pgscan_*`, `pgsteal_*`): these machines have one node.", "",
+                " (`pgscan_*`, `pgsteal_*`): the aged machines have one node; `pressure-page-cache` has two,"
+                " its page cache read on node 0, whose ZONE_DMA32 the request drew on.", "",
                 "| scenario | swap | result | buffers | %s |" % " | ".join(RECLAIM),
                 "|---|---|---|--:|" + "--:|" * len(RECLAIM)]
         out += reclaim_rows(results)

@@ -23,7 +23,7 @@ from .expect import (  # noqa: F401 (the checks and the helpers they share, re-e
     ex_many_before, zone_dma_left, ex_many_before_dma32, ex_model_pool_full, mib_of, request_mib, iommu,
     ex_many_after, gart, gart_aperture, pages_remapped, ex_gart_before, ex_gart_small, ex_gart_after,
     blocks_at_least, ex_pressure_coherent, ex_pressure_dma32, ex_truncation, reclaimed, ex_pressure_swap,
-    ex_swap_reclaim, scanned,
+    ex_swap_reclaim, scanned, ex_page_cache_reclaim,
     ex_pressure_swap_nodma32, node_zones_text, node_zone_mismatches, ex_node_zones, device_nodes, numa_allocations,
     numastat, ex_numa_today, ex_numa_before, ex_numa_nozone)
 from . import nodes
@@ -108,6 +108,8 @@ class Boot:
     device_node: int = -1
     # Swap in MiB (run-guest --swap MIB: a virtio disk init makes swap); 0: none
     swap: int = 0
+    # run-guest --timeout, seconds; 0: collect.BOOT_TIMEOUT
+    timeout: int = 0
     # Boots of this configuration: a boot whose outcome depends on a random
     # draw (page_alloc.shuffle=1) is repeated, its rows give the median
     # with min and max beside it
@@ -144,6 +146,12 @@ NUMASTAT = "/sys/devices/system/node/node%d/numastat"
 # The swap boots' disk: more than the aging takes, so that everything
 # dma32-pressure holds could go out.
 SWAP_MIB = 4096
+# The page-cache boot's preparation: 3 GiB of the swap disk read on a CPU
+# of node 0 (vCPU 0), whose clean page cache fills node 0's ZONE_NORMAL,
+# then its ZONE_DMA32 (a node's own zones before another node's), as
+# driver/tests/guest/reclaim-swap.sh measured it.
+PAGE_CACHE_CPU = 0
+PAGE_CACHE = "taskset -c %d dd if=/dev/vda of=/dev/null bs=1M count=3072" % PAGE_CACHE_CPU
 
 # The many-devices boots: 8 functions, each with 24 control buffers of
 # 256 KiB (6 MiB a device, 48 MiB in all: most of the 64 MiB pool). The
@@ -258,6 +266,15 @@ BOOTS = [
     # The aging without fragmenting, with swap: ZONE_DMA32 at its
     # watermarks, whole pages reclaimable (swapped out) for GFP_DMA32.
     Boot("pressure-swap-whole", "q35", "6G", "", prepare=PRESSURE_WHOLE, swap=SWAP_MIB),
+    # The NUMA boot with swap, ZONE_DMA32 filled with clean page cache
+    # instead of anonymous memory: what reclaim can free. /proc/zoneinfo is
+    # read around its request (collect.snapshot_files). Its request is
+    # 128 MiB, not reclaim-swap.sh's 256: 256 MiB of reclaimed pages lay in
+    # 5,157 address runs, more than the driver reports (DMA32DEMO_MAX_RUNS).
+    # The read took 135 s of reclaim-swap.sh's boot on a busy machine (21 s
+    # on a quiet one): more than the other boots' timeout allows.
+    Boot("pressure-page-cache", "q35", "6G", "", numa=NUMA_NODES, device_node=NUMA_DEVICE_NODE, swap=SWAP_MIB,
+         prepare=PAGE_CACHE, timeout=420),
     # Two nodes, the 32-bit device on the one without ZONE_DMA32: today,
     # the 2.6.14 model, and today's allocator without the zone.
     Boot("numa", "q35", "6G", "", numa=NUMA_NODES, device_node=NUMA_DEVICE_NODE),
@@ -438,6 +455,10 @@ SCENARIOS = [
     Scenario("pressure-swap-streaming-dma32-128M", "pressure-swap-whole", "streaming-dma32", "fill", M, 128, False,
              "aged, not fragmented, with swap: 128 MiB of GFP_DMA32 pages, more than ZONE_DMA32 has free: reclaim"
              " scans, frees fewer pages than the request lacks, ENOMEM", ex_swap_reclaim),
+    Scenario("pressure-page-cache-streaming-dma32-128M", "pressure-page-cache", "streaming-dma32", "fill", M, 128,
+             False, "ZONE_DMA32 full of clean page cache, the device on node 1: 128 MiB of GFP_DMA32 pages, more than"
+             " the zone has free: kswapd reclaims page cache there, every page from ZONE_DMA32 or ZONE_DMA",
+             ex_page_cache_reclaim),
     Scenario("numa-node-zones", "numa", "coherent", "fill", 4 * K, 1, False,
              "two nodes: each node's zones in /proc/zoneinfo are the patch's size_zones() of its page range",
              ex_node_zones),
@@ -1001,11 +1022,14 @@ def claim_node_zones(rec, infos, best):
 
 def claim_many_zones(rec, infos, best):
     """Many zones: per-node zones and the fallback between nodes (the NUMA
-    rows), and balancing with swap (the reclaim rows), as measured."""
+    rows), balancing that reclaims clean page cache in ZONE_DMA32 for a
+    32-bit device's request (the page-cache row) and does not free
+    anonymous memory there with swap (the reclaim rows), as measured."""
     ns, sw, sr = (rec.get(n) for n in ("pressure-coherent-64M", "pressure-swap-coherent-64M",
                                        "pressure-swap-streaming-dma32-128M"))
     nc, nd = rec.get("numa-coherent"), rec.get("numa-streaming-dma32")
-    if not any(_ok(r) for r in (sw, sr, nc, nd)):
+    pg = rec.get("pressure-page-cache-streaming-dma32-128M")
+    if not any(_ok(r) for r in (sw, sr, nc, nd, pg)):
         return None
     before = NOT_RUN
     if _ok(ns):
@@ -1020,6 +1044,17 @@ def claim_many_zones(rec, infos, best):
                              ", ".join("%s %d" % kv for kv in sorted((r.get("node_zone_pages") or {}).items())),
                              fmt(numastat(r, "0", "numa_hit")), fmt(numastat(r, "0", "other_node")),
                              fmt(numastat(r, "0", "numa_miss")), r["name"]))
+    if _ok(pg):
+        zp, lru, v = pg.get("zone_pages") or {}, (pg.get("zone_lru") or {}).get("DMA32") or {}, \
+            pg.get("vmstat_delta") or {}
+        after.append("ZONE_DMA32 full of clean page cache (%s pages free), %s %sx%d from node %d: %s, %s"
+                     " buffers, %s pages from ZONE_DMA32 and %s from ZONE_DMA; its LRU pages fell by %s, kswapd"
+                     " reclaimed %s pages across it (`%s`)" % (
+                         fmt(lru.get("free_before")), pg["strategy"], fmt(pg["size"] >> 20) + "M", pg["count"],
+                         NUMA_DEVICE_NODE, pg["errno"] or "ok", fmt(pg.get("buffers")), fmt(zp.get("DMA32")),
+                         fmt(zp.get("DMA")),
+                         fmt(lru["lru_before"] - lru["lru_after"] if "lru_before" in lru else None),
+                         fmt(v.get("pgsteal_kswapd")), pg["name"]))
     for r in (sw, sr):
         if _ok(r):
             out, stolen = reclaimed(r)
@@ -1028,9 +1063,10 @@ def claim_many_zones(rec, infos, best):
                              SWAP_MIB, r["strategy"], fmt(r["size"] >> 20) + "M", r["count"], r["errno"] or "ok",
                              fmt(r.get("buffers")), fmt(scanned(r)), fmt(stolen), fmt(out), r["name"]))
     return ClaimParts(before, "; ".join(after), "the zones per node and the fallback to node 0's ZONE_DMA32 hold;"
-                      " balancing ZONE_DMA32 with swap does not, in this guest: reclaim counts per node in 6.x"
-                      " (pgscan counts the higher zones' pages it skips on the node's LRU), the guest kernel has no"
-                      " compaction, and no page cache; one aging, TCG")
+                      " balancing reclaims clean page cache in ZONE_DMA32 for a 32-bit device's request (the"
+                      " page-cache row) but does not free anonymous memory there with swap (the aged swap rows):"
+                      " reclaim counts per node in 6.x (pgscan counts the higher zones' pages it skips on the"
+                      " node's LRU) and the guest kernel has no compaction; one aging or one read each, TCG")
 
 
 def claim_truncation(rec, infos, best):
@@ -1150,6 +1186,11 @@ NEGATIVE_CONTROLS = [
                     "without swap the request ends ENOMEM and nothing is swapped out"),
     NegativeControl(claim_many_zones, ex_swap_reclaim, "pressure-streaming-dma32",
                     "without swap (and a request that fits) nothing is scanned and the request succeeds"),
+    NegativeControl(claim_many_zones, ex_page_cache_reclaim, "pressure-coherent-64M",
+                    "aged with anonymous memory, no swap, no page cache: nothing to reclaim, the request ends"
+                    " ENOMEM"),
+    NegativeControl(claim_many_zones, ex_page_cache_reclaim, "pressure-swap-streaming-dma32-128M",
+                    "anonymous memory with swap: reclaim scans, frees too little, the GFP_DMA32 request ends ENOMEM"),
     NegativeControl(claim_many_zones, ex_pressure_swap_nodma32, "pressure-swap-coherent-64M",
                     "with the zone the request succeeds"),
     NegativeControl(claim_many_zones, ex_numa_today, "numa-nozone-coherent",

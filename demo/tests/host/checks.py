@@ -373,6 +373,34 @@ def reclaim_freed_enough(rec, info):
     rec["vmstat_delta"] = dict(rec["vmstat_delta"], pgsteal_direct=rec["size"] * rec["count"] >> 12)
 
 
+def no_page_cache(rec, info):
+    """The page-cache row as a boot without the page cache leaves it: the
+    request fits in ZONE_DMA32's free pages, its LRU pages do not fall and
+    kswapd does not run."""
+    lru = rec["zone_lru"]["DMA32"]
+    lru.update(free_before=lru["free_before"] + rec["pages"] + 4096, lru_after=lru["lru_before"])
+    rec["vmstat_delta"] = dict(rec["vmstat_delta"], pgsteal_kswapd=0, pgscan_kswapd=0)
+
+
+def lru_kept(rec, info):
+    lru = rec["zone_lru"]["DMA32"]
+    lru["lru_after"] = lru["lru_before"] - (rec["zone_pages"]["DMA32"] - lru["free_before"]) * 8 // 10
+
+
+def no_kswapd_reclaim(rec, info):
+    rec["vmstat_delta"] = dict(rec["vmstat_delta"], pgsteal_kswapd=0)
+
+
+def no_zoneinfo_snapshots(rec, info):
+    rec["zone_lru"] = None
+
+
+def dma32_pages_from_normal(rec, info):
+    zp = rec["zone_pages"] = dict(rec["zone_pages"])
+    zp["DMA32"] -= 16
+    zp["Normal"] = (zp.get("Normal") or 0) + 16
+
+
 def dma_served_all(rec, info):
     rec["ok"], rec["errno"] = True, None
 
@@ -476,6 +504,13 @@ CASES = [
     ("pressure-swap-streaming-dma32-128M", "reclaim freed what the request lacked", reclaim_freed_enough),
     ("pressure-swap-streaming-dma32-128M", "no reclaim scan", no_reclaim_snapshots),
     ("pressure-swap-nodma32-coherent-64M", "64 MiB from ZONE_DMA", dma_served_all),
+    ("pressure-page-cache-streaming-dma32-128M", "a boot without the page cache", no_page_cache),
+    ("pressure-page-cache-streaming-dma32-128M", "ZONE_DMA32's LRU pages fell by 80% of what it gave beyond its"
+     " free pages", lru_kept),
+    ("pressure-page-cache-streaming-dma32-128M", "no kswapd reclaim across the request", no_kswapd_reclaim),
+    ("pressure-page-cache-streaming-dma32-128M", "no zoneinfo snapshots around the request", no_zoneinfo_snapshots),
+    ("pressure-page-cache-streaming-dma32-128M", "pages from ZONE_NORMAL", dma32_pages_from_normal),
+    ("pressure-page-cache-streaming-dma32-128M", "the request failed", request_failed),
     ("pressure-swap-nodma32-coherent-64M", "no swap snapshots around the request", no_reclaim_snapshots),
 ]
 
