@@ -4,6 +4,10 @@
 DMA32_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DMA32_BUILD=${DMA32_BUILD:-$DMA32_TOP/build}
 DMA32_LOGS=${DMA32_LOGS:-$DMA32_BUILD/logs}
+# Absolute, so that what runs in another directory (make -C, a kernel's
+# usr/ step using a TMPDIR under the logs) finds them
+[[ $DMA32_BUILD == /* ]] || DMA32_BUILD=$PWD/$DMA32_BUILD
+[[ $DMA32_LOGS == /* ]] || DMA32_LOGS=$PWD/$DMA32_LOGS
 export DMA32_TOP DMA32_BUILD DMA32_LOGS
 
 # ccache: the same object from another clone (CI's, say) is a hit, so a
