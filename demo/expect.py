@@ -644,15 +644,17 @@ def ex_swap_reclaim(rec, info):
     below ZONE_NORMAL). Fails on a boot without swap, no reclaim scan, a
     request that succeeded, or reclaim that freed what it lacked."""
     out, stolen = reclaimed(rec)
-    lacked = (rec["size"] * rec["count"] >> 12) - (rec.get("pages") or 0)
+    # a missing page count is a failed check, never 0 pages
+    got = rec.get("pages")
+    lacked = (rec["size"] * rec["count"] >> 12) - got if got is not None else None
     n = scanned(rec)
     ok = (bool((info or {}).get("swaps")) and not rec["ok"] and rec["errno"] == "ENOMEM" and bool(n)
-          and stolen is not None and stolen < lacked)
+          and stolen is not None and lacked is not None and stolen < lacked)
     zp = rec.get("zone_pages") or {}
     return ok, "%s after %s of %s buffers (%s pages from ZONE_DMA32, %s from ZONE_DMA); across the request" \
-        " reclaim scanned %s LRU entries, reclaimed %s pages, swapped out %s; %d pages short" % (
+        " reclaim scanned %s LRU entries, reclaimed %s pages, swapped out %s; %s pages short" % (
             rec["errno"] or "ok", fmt(rec.get("buffers")), rec["count"], fmt(zp.get("DMA32")), fmt(zp.get("DMA")),
-            fmt(n), fmt(stolen), fmt(out), lacked)
+            fmt(n), fmt(stolen), fmt(out), fmt(lacked))
 
 
 def ex_page_cache_reclaim(rec, info):
@@ -791,13 +793,14 @@ def ex_numa_before(rec, info):
     then from the swiotlb pool (in node 0's memory below 4 GiB), which
     holds no buffer larger than a segment (256 KiB): a 1 MiB request ends
     ENOMEM once ZONE_DMA is used up, where 2.6.14 panicked. Fails if the
-    device is not on node 1, a page came from node 1, no page from
-    ZONE_DMA, or a page from neither ZONE_DMA nor the pool."""
+    device is not on node 1, the request did not end ENOMEM, a page came
+    from node 1, no page from ZONE_DMA, or a page from neither ZONE_DMA
+    nor the pool."""
     dev_ok, on_dev, txt = _numa_common(rec, info)
     runs = rec.get("runs") or []
     dma = (rec.get("zone_pages") or {}).get("DMA") or 0
     outside = sum(r["pages"] for r in runs if not r["in_pool"] and zone_of(info, r["phys"]) != "DMA")
-    ok = (dev_ok and (rec["ok"] or rec["errno"] == "ENOMEM") and on_dev == 0 and dma > 0 and outside == 0
+    ok = (dev_ok and not rec["ok"] and rec["errno"] == "ENOMEM" and on_dev == 0 and dma > 0 and outside == 0
           and bool(runs))
     return ok, "%s after %s of %s buffers, %s; %s ZONE_DMA pages, %s MiB in the swiotlb pool, %d pages elsewhere;" \
         " pool refusals %s, of which 2.6.14 would have panicked on %s" % (

@@ -181,20 +181,19 @@ def progress_line(i, total, rec):
 
 
 def speedup_line(results):
-    """The speed-up, from its one source (the sweep at 1 MiB), with its
+    """The speed-up, from its one source (the sweep at 1 MiB): a ratio of
+    medians only when the two ranges are apart (table.compared), with its
     sizes and the copies per byte of the bounced path."""
-    s, sw = results["summary"], results["sweep"]
-    mbps = sw["mbps"]
-    if s["ratio_direct_over_bounced_1M"] is None:
+    sw = results["sweep"]
+    vs = table.compared(sw["mbps"], "streaming-dma32", "streaming", names=("direct", "bounced"))
+    if vs is None:
         return "Direct/bounced speed-up at 1 MiB: n/a (no sweep data)."
     ds = next((r for r in results["scenarios"] if r["name"] == "dma32-streaming"), None)
     cpb = table.copied_per_byte(ds) if ds else None
-    return ("Speed-up of GFP_DMA32 pages over bounced ordinary pages: %.1fx (direct %.0f MB/s, bounced %.0f MB/s;"
-            " 1 MiB buffers, %s per point, best of %s, no verify, TCG; the bounced path copied %s bytes per byte"
-            " (today's swiotlb copies at map and at unmap; 2.6.14 copied once, at unmap, so 2005's gap was"
-            " smaller))." % (s["ratio_direct_over_bounced_1M"], mbps["streaming-dma32"][str(1 << 20)],
-                             mbps["streaming"][str(1 << 20)], human(sw["bytes_per_point"]), sw["mbps_best_of"],
-                             "%.2f" % cpb if cpb is not None else "n/a"))
+    return ("Speed-up of GFP_DMA32 pages over bounced ordinary pages at 1 MiB: %s; %s per point, %s runs each,"
+            " no verify, TCG; the bounced path copied %s bytes per byte (today's swiotlb copies at map and at"
+            " unmap; 2.6.14 copied once, at unmap, so 2005's gap was smaller)." % (
+                vs, human(sw["bytes_per_point"]), sw["runs_per_point"], "%.2f" % cpb if cpb is not None else "n/a"))
 
 
 def _row(results, name):
@@ -263,10 +262,11 @@ def _gart(res, b, sm, a):
 
 def _speed(res, b):
     mbps, cpb = res["sweep"]["mbps"], table.copied_per_byte(b)
-    return "pages above 4 GiB bounced at %s, GFP_DMA32 pages direct at %s (1 MiB buffers, TCG), %s (2.6.14: once)" % (
-        "[%.0f MB/s](%s)" % (mbps["streaming"][str(1 << 20)], SWEEP_LINK),
-        "[%.0f MB/s](%s)" % (mbps["streaming-dma32"][str(1 << 20)], SWEEP_LINK),
-        link("copied %s times per byte" % ("%.2f" % cpb if cpb is not None else "n/a"), b["name"]))
+    return ("pages above 4 GiB bounced at %s, GFP_DMA32 pages direct at %s (medians, 1 MiB buffers, TCG), %s"
+            " (2.6.14: once)" % (
+                "[%.0f MB/s](%s)" % (table.sweep_point(mbps, "streaming")["median"], SWEEP_LINK),
+                "[%.0f MB/s](%s)" % (table.sweep_point(mbps, "streaming-dma32")["median"], SWEEP_LINK),
+                link("copied %s times per byte" % ("%.2f" % cpb if cpb is not None else "n/a"), b["name"])))
 
 
 def _bits31(res, b, a, sw, low):
@@ -314,7 +314,8 @@ def zone_buys(results):
     out = []
     for line in FIRST_SCREEN:
         rows = [_row(results, n) for n in line.rows]
-        if line.text is _speed and not results["summary"]["ratio_direct_over_bounced_1M"]:
+        if line.text is _speed and not all(table.sweep_point(results["sweep"]["mbps"], l)
+                                           for l in ("streaming", "streaming-dma32")):
             rows = [None]
         ok = all(rows)
         out.append("**%s**: %s." % (line.topic, line.text(results, *rows) if ok else "its rows did not run"))
@@ -353,7 +354,7 @@ def summary_lines(results):
         s["scenarios"], s["as_expected"], s["guest_failures"], fmt(results["seconds"])))
     out.append(speedup_line(results))
     if results["sweep"]["failed_runs"]:
-        out.append("%d sweep runs failed and are not in the best-of figures: %s." % (
+        out.append("%d sweep runs failed and are not in the sweep's figures: %s." % (
             len(results["sweep"]["failed_runs"]),
             ", ".join("%s %s %s (%s)" % (f["boot"], f["strategy"], human(f["size"]), f["errno"] or "rc %s" % f["rc"])
                       for f in results["sweep"]["failed_runs"][:5])))
@@ -368,38 +369,83 @@ def summary_lines(results):
     return out
 
 
+def sweep_boots(results, label, short=False):
+    """Which boot a sweep line ran on, and how that machine differs from a
+    fresh one-device boot: 'boot NAME' or 'boot NAME: 8 devices bound,
+    low memory taken first (aged)' ('8 devices, aged' if SHORT)."""
+    out = []
+    for name in results["sweep"].get("boots", {}).get(label) or []:
+        b = results["boots"].get(name) or {}
+        how = (["%d devices%s" % (b["devices"], "" if short else " bound")] if (b.get("devices") or 1) > 1
+               else []) + (["aged" if short else "low memory taken first (aged)"] if b.get("prepare") else [])
+        out.append("boot %s%s" % (name, ": " + ", ".join(how) if how else ""))
+    return "; ".join(out) or "boot unknown"
+
+
+def sweep_cell(p):
+    """One sweep point in the report's table: median (min-max)."""
+    return "%.0f (%.0f-%.0f)" % (p["median"], p["min"], p["max"]) if p else "-"
+
+
+def plot_caption(results):
+    """The plot's caption in report.md: what a point and a bar are, and
+    which boot each line comes from (they are not all the same machine)."""
+    sw, by_boot = results["sweep"], {}
+    for l in sw["mbps"]:
+        by_boot.setdefault(sweep_boots(results, l), []).append("`%s`" % l)
+    return ("Each point is the median of %s runs of %s, its bar from the slowest run to the fastest. The lines come"
+            " from different boots: %s." % (sw["runs_per_point"], human(sw["bytes_per_point"]), "; ".join(
+                "%s from %s" % (", ".join(ls), b) for b, ls in by_boot.items())))
+
+
 def plot(results, report):
-    """gnuplot: PNG via pngcairo or png, else SVG. (file name, None) or (None, why)."""
-    best = results["sweep"]["mbps"]
-    if not best:
+    """gnuplot: PNG via pngcairo or png, else SVG. (file name, None) or (None, why).
+    Each line is the median per size with a bar from min to max, its
+    points moved a little sideways per line so that the bars do not hide
+    each other; its legend entry names its boot."""
+    spread = results["sweep"]["mbps"]
+    if not spread:
         return None, "no sweep data"
     if not shutil.which("gnuplot"):
         return None, "gnuplot not found"
-    labels = list(best)
-    sizes = sorted({int(s) for d in best.values() for s in d})
+    labels = list(spread)
+    sizes = sorted({int(s) for d in spread.values() for s in d})
     dat = os.path.join(report, "throughput.dat")
     with open(dat, "w") as f:
-        f.write("# size_bytes " + " ".join('"%s"' % l for l in labels) + "\n")
-        for s in sizes:
-            f.write("%d %s\n" % (s, " ".join(str(best[l].get(str(s), "NaN")) for l in labels)))
-    term, out = memmap.terminal(900, 560, "throughput")
+        f.write("# one block per line: size_bytes median min max runs (MB/s); blocks: %s\n" % ", ".join(
+            '"%s"' % l for l in labels))
+        for l in labels:
+            for s in sizes:
+                p = spread[l].get(str(s))
+                f.write("%d %s\n" % (s, "%s %s %s %d" % (p["median"], p["min"], p["max"], p["runs"]) if p
+                                     else "NaN NaN NaN 0"))
+            f.write("\n\n")
+    term, out = memmap.terminal(1000, 640, "throughput")
     for old in ("throughput.png", "throughput.svg"):
         if os.path.exists(os.path.join(report, old)):
             os.remove(os.path.join(report, old))
+    n = len(labels)
     gp = [
         "set terminal %s" % term,
         "set output '%s'" % os.path.join(report, out),
-        "set title 'dma32-demo: fill throughput of a 32-bit device by buffer strategy (TCG guest, %s per point)'"
-        % human(results["sweep"]["bytes_per_point"]),
+        "set title %s" % memmap.gp_lines(
+            "dma32-demo: fill throughput of a 32-bit device by buffer strategy (TCG guest, %s per point)"
+            % human(results["sweep"]["bytes_per_point"]),
+            "median of %s runs per point, bar from min to max; the lines come from different boots (in the key)"
+            % results["sweep"]["runs_per_point"]),
         "set logscale x 2",
         "set logscale y 10",
         "set xlabel 'buffer size'",
         "set ylabel 'MB/s (whole request: allocate, map, DMA, unmap/bounce, free)'",
         "set xtics (%s)" % ", ".join("'%s' %d" % (human(s), s) for s in sizes),
         "set grid",
-        "set key top left box opaque",
-        "plot " + ", ".join("'%s' using 1:%d with linespoints lw 2 title '%s'" % (
-            dat, i + 2, table.SERIES.get(l, l)) for i, l in enumerate(labels)),
+        "set key top left reverse Left box opaque font ',9' width 1",
+        "set bars 2",
+        "plot " + ", ".join(
+            "%s index %d using ($1*%r):2:3:4 with yerrorlines lw 2 title %s" % (
+                memmap.gp_str(dat), i, 2 ** ((i - (n - 1) / 2.0) * 0.05),
+                memmap.gp_str("%s [%s]" % (table.SERIES.get(l, l), sweep_boots(results, l, short=True))))
+            for i, l in enumerate(labels)),
     ]
     r = subprocess.run(["gnuplot"], input="\n".join(gp) + "\n", capture_output=True, text=True)
     if r.returncode != 0:
@@ -566,6 +612,10 @@ def memmap_sections(results, figures, only=None):
 
 
 CLAIMS_HEADER = ("claim", "before", "after", "caveat", "rows")
+# A claim's cell is a short statement with its numbers: at most this many
+# characters besides the row names it links (each row's own cells in the
+# topic tables have every figure)
+CLAIM_CELL_CHARS = 300
 
 
 def claim_rows(results, claim):
@@ -620,14 +670,15 @@ def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None)
         boots.append("| %s | %s %s | %s | %s | %s | %s |" % (
             name, boot_desc(b), md_escape(b["kernel_args"]), d.get("managed"), span, n.get("start_pfn"),
             md_escape(b.get("zone_layout_line") or "(no `ZONE_DMA32:` line: kernel without the dma32= patch)")))
-    best = results["sweep"]["mbps"]
+    spread = results["sweep"]["mbps"]
     sweep = []
-    if best:
-        sizes = sorted({int(s) for d in best.values() for s in d})
-        sweep.append("| MB/s | " + " | ".join(human(s) for s in sizes) + " |")
-        sweep.append("|---|" + "--:|" * len(sizes))
-        for l, d in best.items():
-            sweep.append("| %s | %s |" % (l, " | ".join("%.0f" % d[str(s)] if str(s) in d else "-" for s in sizes)))
+    if spread:
+        sizes = sorted({int(s) for d in spread.values() for s in d})
+        sweep.append("| MB/s: median (min-max) | boot | " + " | ".join(human(s) for s in sizes) + " |")
+        sweep.append("|---|---|" + "--:|" * len(sizes))
+        for l, d in spread.items():
+            sweep.append("| %s | %s | %s |" % (l, md_escape(sweep_boots(results, l)),
+                                               " | ".join(sweep_cell(d.get(str(s))) for s in sizes)))
     with open(os.path.join(HERE, "report.md.in")) as f:
         tmpl = string.Template(f.read())
     return tmpl.substitute(
@@ -645,7 +696,7 @@ def report_md(results, table_txt, summary, img, img_err, bench_md, figures=None)
         summary="\n".join("* " + s for s in summary if s != speedup_line(results)),
         scenario_rows="\n".join(rows),
         kernels_appendix=kernels_appendix(results),
-        plot="![throughput](%s)" % img if img else "(no plot: %s)" % img_err,
+        plot=("![throughput](%s)\n\n%s" % (img, plot_caption(results)) if img else "(no plot: %s)" % img_err),
         sweep_table="\n".join(sweep),
         boot_rows="\n".join(boots),
         memmaps=memmap_sections(results, figures or {}, body_maps(results)),

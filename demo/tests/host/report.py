@@ -497,6 +497,10 @@ def check_layout(res, md):
     check("claims table: claim | before | after | caveat | rows, one row per claim",
           head == "| claim | before | after | caveat | rows |" and len(body) == len(res["claims"])
           and all(c["claim"].replace("|", "/") in "\n".join(body) for c in res["claims"]), (head, len(body)))
+    long_cells = [(c["id"], part, n) for c in res["claims"] for part in ("before", "after", "caveat")
+                  for n in [len(re.sub(r"`[a-z0-9@.-]+`", "`r`", c[part]))] if n > render.CLAIM_CELL_CHARS]
+    check("claims table: short statements, no cell over %d characters besides its row names"
+          % render.CLAIM_CELL_CHARS, not long_cells, long_cells)
     context_cells = [l for l in body if "- (context row: no before/after)" in l]
     check("claims table: a claim of context rows says it has no before/after", len(context_cells) >= 2,
           len(context_cells))
