@@ -707,10 +707,15 @@ def fmt_num(v: Any) -> str:
     return ("%.2f" % v).rstrip("0").rstrip(".") if isinstance(v, float) else str(v)
 
 
-def sweep_best(sweeps: Dict[str, List[Dict[str, Any]]], boots: Dict[str, BootSpec]
-               ) -> Tuple[Dict[str, Dict[int, float]], List[Dict[str, Any]]]:
-    """({label: {size: best MB/s}}, [failed sweep runs]) from all sweep records."""
-    best, failed = {}, []
+def sweep_spread(sweeps: Dict[str, List[Dict[str, Any]]], boots: Dict[str, BootSpec]
+                 ) -> Tuple[Dict[str, Dict[int, Dict[str, Any]]], Dict[str, List[str]], List[Dict[str, Any]]]:
+    """From all sweep records: ({label: {size: {min, median, max, runs}}}
+    in MB/s over the runs that succeeded, {label: [boots it ran on]},
+    [failed sweep runs]). Every run counts, not only the best: the spread
+    is what a ratio between two lines must clear (table.ratio)."""
+    got: Dict[str, Dict[int, List[float]]] = {}
+    where: Dict[str, List[str]] = {}
+    failed = []
     for boot, recs in sweeps.items():
         for s in recs:
             res = s.get("result") or {}
@@ -720,9 +725,12 @@ def sweep_best(sweeps: Dict[str, List[Dict[str, Any]]], boots: Dict[str, BootSpe
                                "errno": res.get("errno")})
                 continue
             label = boots[boot]["sweep"].get(s["strategy"], s["strategy"])
-            d = best.setdefault(label, {})
-            d[s["size"]] = max(d.get(s["size"], 0), v)
-    return best, failed
+            got.setdefault(label, {}).setdefault(s["size"], []).append(v)
+            if boot not in where.setdefault(label, []):
+                where[label].append(boot)
+    spread = {label: {size: {"min": min(v), "median": round(statistics.median(v), 1), "max": max(v), "runs": len(v)}
+                      for size, v in sorted(d.items())} for label, d in got.items()}
+    return spread, where, failed
 
 
 def read_manifest(raw: str) -> Manifest:
@@ -970,11 +978,11 @@ def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]
     firsts = {b: run.boots[spec["runs"][0]["name"]] for b, spec in m["boots"].items() if spec["runs"]}
     infos = {b: loaded.info for b, loaded in firsts.items()}
     sweeps = {b: loaded.sweep for b, loaded in firsts.items()}
-    best, failed_sweeps = sweep_best(sweeps, m["boots"])
+    spread, sweep_boots, failed_sweeps = sweep_spread(sweeps, m["boots"])
     by_name = {r["name"]: r for r in records}
     out_claims: List[Claim] = []
     for quote, fn in claims:
-        txt = fn(by_name, infos, best)
+        txt = fn(by_name, infos, spread)
         if txt is not None:
             out_claims.append({"id": fn.__name__, "claim": quote, "before": txt.before, "after": txt.after,
                                "caveat": txt.caveat})
@@ -1019,12 +1027,17 @@ def evaluate(run: RawRun, judging: Judging, claims: Sequence[Tuple[str, ClaimFn]
         "boots": boots,
         "scenarios": records,
         "claims": out_claims,
+        # mbps: per line and size, min, median and max MB/s over the runs
+        # that succeeded, and how many did (of runs_per_point); boots: the
+        # boot(s) each line ran on
         "sweep": {"op": m["sweep"]["op"], "bytes_per_point": m["sweep"]["total"],
-                  "mbps_best_of": m["sweep"]["repeat"],
-                  "mbps": {l: {str(s): v for s, v in sorted(d.items())} for l, d in best.items()},
+                  "runs_per_point": m["sweep"]["repeat"],
+                  "mbps": {l: {str(s): p for s, p in d.items()} for l, d in spread.items()},
+                  "boots": sweep_boots,
                   "failed_runs": failed_sweeps},
-        "summary": {"ratio_direct_over_bounced_1M": table.ratio(best, "streaming-dma32", "streaming"),
-                    "ratio_coherent_over_bounced_1M": table.ratio(best, "coherent", "streaming"),
+        # from the medians; null when the two ranges [min, max] overlap
+        "summary": {"ratio_direct_over_bounced_1M": table.ratio(spread, "streaming-dma32", "streaming"),
+                    "ratio_coherent_over_bounced_1M": table.ratio(spread, "coherent", "streaming"),
                     "scenarios": len(records),
                     "as_expected": sum(1 for r in records if r["as_expected"]),
                     "not_as_expected": [r["name"] for r in records if not r["as_expected"]],

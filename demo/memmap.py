@@ -19,6 +19,7 @@ import functools
 import os
 import shutil
 import subprocess
+import textwrap
 
 from . import table
 
@@ -26,21 +27,30 @@ PAGE = 4096
 ZOOM_END = 16 << 20     # [0, ZOOM_END) is magnified ...
 ZOOM_SHARE = 0.14       # ... to this share of the axis
 MIN_SHARE = 1.0 / 450   # a run narrower than this share of the axis is drawn this wide
+KEY_ROW = 16            # px a row of the key takes, font size 9
+AXIS_BELOW = 48         # px under a figure's graph for its tic labels and axis label
 INSET_SHARE = 0.03      # a swiotlb pool or GART aperture narrower than this share gets an inset
 POOL_COLOUR, APERTURE_COLOUR = "#9e9ac8", "#fec44f"
 ZONE_COLOURS = {"DMA": "#fbb4ae", "DMA32": "#b3cde3", "Normal": "#ccebc5"}
 NODE_COLOUR = "#7b3294"
+# Coherent memory the device holds in the swiotlb pool or the GART aperture
+# for as long as it is bound (or the buffer lives) is magenta; what a
+# streaming mapping takes there for the request alone is orange (a bounce
+# slot) or dark yellow (an aperture page), a row of its own under the lane.
+HELD_COLOUR = "#ae017e"
 STYLES = [  # series, legend, colour, lane offset, half height; drawn in this order
     ("ring", "descriptor ring", "#006d2c", 0.12, 0.3),
     ("ctrl", "control buffers", "#66c2a4", 0.12, 0.3),
+    ("heldpool", "ring or control buffers, held in the swiotlb pool", HELD_COLOUR, 0.12, 0.3),
     ("direct", "buffer, used directly", "#1f4e9c", 0.12, 0.2),
     ("bounced", "buffer, bounced", "#e6550d", 0.12, 0.2),
-    ("slot", "its bounce slot (DMA address)", "#fd8d3c", -0.24, 0.09),
+    ("slot", "streaming: its bounce slot (DMA address)", "#fd8d3c", -0.24, 0.09),
     ("unmapped", "buffer, never mapped", "#888888", 0.12, 0.2),
     ("unreachable", "buffer, beyond the device's reach", "#cb181d", 0.12, 0.2),
-    ("pool", "coherent, held in the swiotlb pool", "#6a51a3", 0.12, 0.2),
+    ("pool", "coherent buffer, held in the swiotlb pool", "#6a51a3", 0.12, 0.2),
     ("remapped", "buffer, remapped by the GART", "#41b6c4", 0.12, 0.2),
-    ("aperslot", "its GART aperture page (DMA address)", "#b8860b", -0.24, 0.09),
+    ("aperslot", "streaming: its GART aperture page (DMA address)", "#b8860b", -0.24, 0.09),
+    ("aperheld", "coherent: GART aperture page it holds (DMA address)", HELD_COLOUR, -0.44, 0.08),
     ("alias", "reserved window: where the data landed", "#8c6d31", 0.12, 0.2),
     ("target", "the address the device was given", "#cb181d", -0.24, 0.09),
 ]
@@ -119,7 +129,11 @@ def series(recs, axis, reach, aperture=None):
     first scenario in the top lane. A run the device got at an address at
     or beyond @reach (its data reach: unsafe-raw) is 'unreachable'; one
     whose DMA address lies in the GART @aperture ({start, end}) is
-    'remapped', its aperture page drawn under it."""
+    'remapped', its aperture page drawn under it: 'aperslot' for a
+    streaming mapping, 'aperheld' for coherent memory (the ring, the
+    control buffers, a coherent request), which holds it while it lives.
+    The ring and control buffers that lie in the swiotlb pool are
+    'heldpool'."""
     out = {k[0]: [] for k in STYLES}
     n = len(recs)
 
@@ -130,14 +144,16 @@ def series(recs, axis, reach, aperture=None):
         lane = n - 1 - i
         box = axis.box
         for run in r.get("device_runs") or []:
-            out[run["kind"]].append(box(run["phys"], run["phys"] + run["pages"] * PAGE) + (lane,))
+            out["heldpool" if run.get("in_pool") else run["kind"]].append(
+                box(run["phys"], run["phys"] + run["pages"] * PAGE) + (lane,))
             if in_aperture(run):
-                out["aperslot"].append(box(run["dma"], run["dma"] + run["pages"] * PAGE) + (lane,))
+                out["aperheld"].append(box(run["dma"], run["dma"] + run["pages"] * PAGE) + (lane,))
         for run in r.get("runs") or []:
             lo, hi = run["phys"], run["phys"] + run["pages"] * PAGE
             if in_aperture(run) and not run["bounced"]:
                 out["remapped"].append(box(lo, hi) + (lane,))
-                out["aperslot"].append(box(run["dma"], run["dma"] + run["pages"] * PAGE) + (lane,))
+                out["aperheld" if r.get("strategy") == "coherent" else "aperslot"].append(
+                    box(run["dma"], run["dma"] + run["pages"] * PAGE) + (lane,))
             elif run["reserved"]:
                 out["alias"].append(box(lo, hi) + (lane,))
                 out["target"].append(box(run["dma"], run["dma"] + run["pages"] * PAGE) + (lane,))
@@ -166,6 +182,15 @@ def lane_note(r):
         n, "" if n == 1 else "s", sum(x["pages"] for x in r["runs"]),
         ", %d bounced" % bounced if bounced else "",
         ", %d dropped" % r["runs_dropped"] if r.get("runs_dropped") else "")
+
+
+def boot_run(name, r):
+    """The boot a repeated row's lane comes from (its median boot), or None
+    when its boot ran once."""
+    k = r.get("median_boot")
+    if (r.get("repeats") or 1) < 2 or not k:
+        return None
+    return "boot %s (median of %d)" % (name if k == 1 else "%s~%d" % (name, k), r["repeats"])
 
 
 def reach_text(dev):
@@ -244,7 +269,12 @@ def draw_boot(name, boot, recs, report):
         inset_plots = write_series(os.path.join(report, stem + "-inset.dat"),
                                    series(recs, inset, reach_bytes, aperture), False)
     n = len(recs)
-    main_h = 230 + 70 * n
+    # The key in two columns under the axis label, in a band of its own
+    # (KEY_ROW px a row), so that it neither squeezes the lanes nor
+    # overlaps the label: the graph's bottom edge and the key's top are
+    # placed in pixels, not left to gnuplot's estimate of the text
+    key_rows = (len(plots) + 1) // 2
+    main_h = 210 + 70 * n + KEY_ROW * key_rows
     inset_h = 110 + 45 * n if inset else 0
     term, out = terminal(1200, main_h + inset_h, stem)
     for old in (stem + ".png", stem + ".svg"):
@@ -255,16 +285,22 @@ def draw_boot(name, boot, recs, report):
         args += "%snodes %s, device on node %s" % ("; " if args else "", boot["numa"], boot.get("device_node"))
     if boot.get("swap"):
         args += "%s%d MiB swap" % ("; " if args else "", boot["swap"])
+    # the boot's settings wrapped to the figure's width
+    title = (["boot %s: where each scenario's buffers and ring were" % name]
+             + textwrap.wrap("-M %s -m %s%s" % (boot.get("machine"), boot.get("mem"), "; " + args if args else ""),
+                             110)
+             + [reach_text(dev)])
+    if any(boot_run(name, r) for r in recs):
+        title.append("ran %d times: zones, RAM and pool from boot %s, each lane from its row's median boot" % (
+            max(r.get("repeats") or 1 for r in recs), name))
     gp = [
         "set terminal %s" % term,
         "set output %s" % gp_str(os.path.join(report, out)),
         "set multiplot",
         "set origin 0,%r" % (inset_h / float(main_h + inset_h)),
         "set size 1,%r" % (main_h / float(main_h + inset_h)),
-        "set title %s" % gp_lines(
-            "boot %s: where each scenario's buffers and ring were" % name,
-            "-M %s -m %s%s" % (boot.get("machine"), boot.get("mem"), "; " + args if args else ""),
-            reach_text(dev)),
+        # a line above the zone names over the graph
+        "set title %s offset 0,1" % gp_lines(*title),
         axis.gnuplot(),
         "set xrange [0:%d]" % top,
         "set xtics (%s) nomirror font ',9'" % tics(top),
@@ -272,11 +308,13 @@ def draw_boot(name, boot, recs, report):
         "set yrange [-0.65:%g]" % (n - 0.3),
         "set ytics (%s) nomirror" % ", ".join(
             "%s %d" % (gp_lines(r["name"], "%s %s %sx%d" % (r["strategy"], r["op"], human(r["size"]), r["count"]),
-                                lane_note(r)), n - 1 - i) for i, r in enumerate(recs)),
+                                lane_note(r), *[x for x in [boot_run(name, r)] if x]), n - 1 - i)
+            for i, r in enumerate(recs)),
         "set lmargin 34",
-        "set tmargin 6",
-        "set bmargin 6",
-        "set key outside bottom center horizontal font ',9'",
+        "set tmargin %d" % (len(title) + 3),
+        "set bmargin at screen %r" % ((inset_h + KEY_ROW * key_rows + AXIS_BELOW + 14) / float(main_h + inset_h)),
+        "set key at screen 0.5, screen %r center top vertical maxrows %d width -4 font ',9'" % (
+            (inset_h + KEY_ROW * key_rows + 10) / float(main_h + inset_h), max(key_rows, 1)),
         "set style fill solid 0.9 noborder",
     ]
     k = 0
@@ -284,7 +322,9 @@ def draw_boot(name, boot, recs, report):
         k += 1
         gp.append("set object %d rect from %d, graph 0 to %d, graph 1 fc rgb '%s' fs solid 0.5 noborder behind" % (
             k, lo, hi, ZONE_COLOURS[z]))
-        gp.append("set label %s at %d, graph 1.025 center font ',9'" % (
+        # over the plot's top border, a character's height above it at any
+        # figure height, so that the border clips no letter
+        gp.append("set label %s at %d, graph 1 center offset 0,0.8 font ',9'" % (
             gp_str("ZONE_" + z.upper()), axis.inv((axis.fwd(lo) + axis.fwd(hi)) / 2)))
     # Where there is no RAM (from /proc/iomem): the PCI hole below 4 GiB
     for lo, hi in ram_holes(boot.get("ram"), top):
@@ -328,7 +368,7 @@ def draw_boot(name, boot, recs, report):
                 axis.inv((axis.fwd(max(lo, ZOOM_END)) + axis.fwd(hi)) / 2), NODE_COLOUR))
     gp.append("plot " + ", ".join(plots) if plots else "plot NaN notitle")
     if inset:
-        gp += inset_commands(inset, narrow, recs, inset_plots, main_h, inset_h)
+        gp += inset_commands(name, inset, narrow, recs, inset_plots, main_h, inset_h)
     gp.append("unset multiplot")
     res = subprocess.run(["gnuplot"], input="\n".join(gp) + "\n", capture_output=True, text=True)
     if res.returncode != 0 or not os.path.exists(os.path.join(report, out)):
@@ -358,7 +398,7 @@ def write_series(dat, data, titled):
     return plots
 
 
-def inset_commands(inset, narrow, recs, plots, main_h, inset_h):
+def inset_commands(name, inset, narrow, recs, plots, main_h, inset_h):
     """gnuplot commands for the inset under the main figure: [inset.lo,
     inset.hi) to scale, the narrow bands in it, the same lanes."""
     n = len(recs)
@@ -368,16 +408,18 @@ def inset_commands(inset, narrow, recs, plots, main_h, inset_h):
                      for x in range((inset.lo + step - 1) // step * step, inset.hi + 1, step))
     gp = ["unset object", "unset label", "unset arrow", "unset nonlinear x", "set origin 0,0",
           "set size 1,%r" % (inset_h / float(main_h + inset_h)),
-          "set title %s" % gp_str("inset: %s, to scale" % ", ".join(b[4] for b in narrow)),
+          "set title %s offset 0,0" % gp_str("boot %s, inset: %s, to scale" % (name, ", ".join(b[4] for b in narrow))),
           "set xrange [%d:%d]" % (inset.lo, inset.hi),
           "set xtics (%s) nomirror font ',9'" % tics,
           "set xlabel 'physical address, MiB'", "set tmargin 2", "set bmargin 3", "unset key",
+          "set style textbox opaque noborder",
           "set ytics (%s) nomirror font ',8'" % ", ".join(
               "%s %d" % (gp_str(r["name"]), n - 1 - i) for i, r in enumerate(recs))]
     for k, (lo, hi, colour, text, label) in enumerate(narrow, 1):
         gp.append("set object %d rect from %d, graph 0 to %d, graph 1 fc rgb '%s' fs solid 0.6 noborder behind" % (
             k, lo, hi, colour))
-        gp.append("set label %d %s at %d, graph 0.9 left offset 0.4,0 font ',8' tc rgb '%s' front" % (
+        # on an opaque box: the lanes' runs pass under it
+        gp.append("set label %d %s at %d, graph 0.9 left offset 0.4,0 font ',8' tc rgb '%s' front boxed" % (
             k, gp_str(label), lo, text))
     gp.append("plot " + ", ".join(plots) if plots else "plot NaN notitle")
     return gp

@@ -9,7 +9,10 @@ recorded must pass, the altered one must not: a check that passes both is
 one that cannot fail. Every check (each ex_* function of expect.py) and
 every definition (each _def_* function, all of them in table.DEFINITIONS)
 is found by name, and one without a misbehaving case fails the suite. A
-row the recording lacks is skipped, saying so. KTAP; no guest.
+row the recording lacks is skipped, saying so. The throughput ratios are
+fed sweep points too: ranges [min, max] that overlap must yield no ratio
+(table.ratio, the IOMMU claim, the summary's speed-up line), ranges apart
+one, from the medians (sweep_ratios). KTAP; no guest.
 
 mutation.py imports the cases (check_cases, definition_cases) to run them
 against mutated definitions.
@@ -18,6 +21,7 @@ import copy
 import inspect
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,7 +34,7 @@ sys.dont_write_bytecode = True
 with open(os.path.join(FIXTURE, "manifest.json")) as _f:
     KERNEL = json.load(_f)["kernel"]
 from demo.tests import ktap  # noqa: E402
-from demo import expect, table  # noqa: E402
+from demo import expect, render, table  # noqa: E402
 
 GIB = 1 << 30
 
@@ -698,6 +702,60 @@ def negative_controls(res):
     return out
 
 
+def sweep_ratios(res):
+    """[(ok, description, detail)]: a throughput ratio is claimed only where
+    the two lines' ranges [min, max] at 1 MiB are apart, and then from their
+    medians (not their best runs); where they overlap, or touch, every
+    reader (table.ratio, claim_iommu, render.speedup_line) says the two are
+    within each other's spread, with both ranges, and gives no ratio."""
+    mib = 1 << 20
+
+    def pt(lo, med, hi):
+        return {"min": lo, "median": med, "max": hi, "runs": 5}
+    cases = [  # (what, direct, other, the ratio wanted: None for none)
+        ("ranges that overlap", pt(1200.0, 1500.0, 1650.0), pt(1250.0, 1300.0, 1480.0), None),
+        ("ranges that touch", pt(1200.0, 1500.0, 1650.0), pt(900.0, 1100.0, 1200.0), None),
+        ("ranges apart", pt(1500.0, 1600.0, 1700.0), pt(100.0, 130.0, 140.0), 12.3),  # medians; best: 12.1
+    ]
+    out = []
+    recs = {r["name"]: r for r in res["scenarios"]}
+    ratio_text = re.compile(r"\d+(\.\d+)?x\b")
+    for what, direct, other, want in cases:
+        # judge's points (int sizes) and results.json's (str sizes)
+        sweep = {"streaming-dma32": {mib: direct}, "streaming via IOMMU": {mib: other}, "streaming": {mib: other}}
+        got = table.ratio(sweep, "streaming-dma32", "streaming via IOMMU")
+        out.append((got == want, "sweep ratios, %s: table.ratio %s" % (what, "none" if want is None else want),
+                    got))
+        texts = []
+        if "iommu-streaming" in recs:
+            parts = table.claim_iommu({"iommu-streaming": copy.deepcopy(recs["iommu-streaming"])}, {}, sweep)
+            texts.append(("claim_iommu", parts.after if parts else ""))
+        results = {"sweep": {"mbps": {l: {str(mib): p for p in d.values()} for l, d in sweep.items()},
+                             "runs_per_point": 5, "bytes_per_point": 8 << 20, "failed_runs": []},
+                   "summary": {}, "scenarios": res["scenarios"]}
+        texts.append(("render.speedup_line", render.speedup_line(results)))
+        for who, text in texts:
+            ranges = all("%.0f-%.0f" % (p["min"], p["max"]) in text for p in (direct, other))
+            if want is None:
+                ok = ranges and "within each other's spread" in text and not ratio_text.search(text)
+            else:
+                ok = ranges and "%.1fx" % want in text and "within" not in text
+            out.append((ok, "sweep ratios, %s: %s %s, with both ranges" % (
+                what, who, "claims no ratio" if want is None else "claims %.1fx" % want), text))
+    # The recorded run: its summary's ratios are its medians', or none
+    sw = res["sweep"]["mbps"]
+    for key, a in (("ratio_direct_over_bounced_1M", "streaming-dma32"), ("ratio_coherent_over_bounced_1M", "coherent")):
+        pa, pb = sw.get(a, {}).get(str(mib)), sw.get("streaming", {}).get(str(mib))
+        if not (pa and pb):
+            out.append((None, "sweep ratios, the recorded run: %s" % key, "no sweep at 1 MiB"))
+            continue
+        apart = pa["min"] > pb["max"] or pb["min"] > pa["max"]
+        want = round(pa["median"] / pb["median"], 1) if apart else None
+        out.append((res["summary"][key] == want, "sweep ratios, the recorded run: %s from the medians, only where"
+                    " the ranges are apart" % key, (res["summary"][key], want, pa, pb)))
+    return out
+
+
 def skipped_boot(res):
     """nodma32-streaming's median boot put nothing above 4 GiB: its check
     says so and skips (None), never passes."""
@@ -774,6 +832,7 @@ def main():
     scen = {s.name: s for s in table.for_kernel(KERNEL).scenarios}
     results, checked = check_cases(res, scen)
     results += negative_controls(res)
+    results += sweep_ratios(res)
     results += skipped_boot(res)
     for before, after in table.PAIRS:
         problem = table.pair_problem(before, after)

@@ -472,7 +472,8 @@ def check_layout(res, md):
     mbps = res["sweep"]["mbps"]
     want = ["[%d of ZONE_DMA's" % dma, "[%.1f of the 64 MiB swiotlb pool" % (pool / 1048576.0),
             "[%.1f of the 64 MiB aperture" % (gart_b["gart_coherent"] * 4096 / 1048576.0),
-            "[%.0f MB/s]" % mbps["streaming"][str(1 << 20)], "[%.0f MB/s]" % mbps["streaming-dma32"][str(1 << 20)],
+            "[%.0f MB/s]" % mbps["streaming"][str(1 << 20)]["median"],
+            "[%.0f MB/s]" % mbps["streaming-dma32"][str(1 << 20)]["median"],
             "(#row-before-coherent-64m)", "[ENOMEM after %s MiB]" % table.request_mib(
                 rec(res, "nozone-coherent-64M")), "(2.6.14: once)", "this run; varies"]
     # As a reader sees it: links shown as their text, 100 columns
