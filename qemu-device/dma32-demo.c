@@ -916,6 +916,31 @@ static void dma32_demo_ring_reprogrammed(DMA32DemoState *s)
 
 /* Registers */
 
+/*
+ * A reset written while descriptors are still queued: trace the one at
+ * HEAD as memory holds it now.  A driver that clears its ring before it
+ * resets the engine, which may still fetch from it, shows op 0 and
+ * length 0 here, whatever the timing; one that resets first shows the
+ * descriptor it queued.  The read is made only when the event is on.
+ */
+static void dma32_demo_trace_reset_pending(DMA32DemoState *s)
+{
+    uint8_t raw[DMA32_DEMO_DESC_SIZE];
+    uint64_t addr, bus;
+
+    if (!trace_event_get_state_backends(TRACE_DMA32_DEMO_RESET_PENDING) ||
+        !dma32_demo_ring_programmed(s) || s->head == s->tail) {
+        return;
+    }
+    bus = dma32_demo_desc_bus(s, &addr);
+    if (pci_dma_read(PCI_DEVICE(s), bus, raw, sizeof(raw)) != MEMTX_OK) {
+        memset(raw, 0xff, sizeof(raw));
+    }
+    trace_dma32_demo_reset_pending(s->head, s->tail,
+        ldl_le_p(raw + offsetof(struct dma32_demo_desc, op)),
+        ldl_le_p(raw + offsetof(struct dma32_demo_desc, len)));
+}
+
 static void dma32_demo_reset_state(DMA32DemoState *s)
 {
     trace_dma32_demo_reset();
@@ -1079,6 +1104,7 @@ static MemTxResult dma32_demo_mmio_write(void *opaque, hwaddr addr,
     switch (addr) {
     case DMA32_DEMO_REG_CTRL:
         if (val & DMA32_DEMO_CTRL_RESET) {
+            dma32_demo_trace_reset_pending(s);
             dma32_demo_reset_state(s);
             break;
         }

@@ -1,32 +1,35 @@
 #!/usr/bin/env bash
 # A killed request's ring, seen from the device: the device is reset
-# before the driver clears the ring. QEMU traces the device's descriptor
-# fetches (trace-events: dma32_demo_desc, its doorbells and register
-# writes) while dma32ctl is killed (SIGKILL) in the middle of its ring,
-# until 40 kills ended a request: 4000 coherent 16 KiB buffers checksummed, one descriptor each,
-# all queued at once (ring_entries=4096), killed as soon as it waits for
-# the device. The kill path (d32_run_jobs()) calls d32_hw_init(), which
-# must reset the engine, flush that, and only then zero the ring. Zeroed
-# first, the engine, which QEMU's main thread runs while the vCPU clears
-# the ring and then waits for the global lock that its reset write needs,
-# fetches slots the CPU has already cleared: op 0, length 0, which it
-# reports as invalid, writing a status back into the emptied ring. The
-# driver never queues a descriptor with op 0 or length 0, so no fetch in
-# the trace may have one.
-# The old order shows only when QEMU's main thread takes the lock in the
-# fraction of a millisecond that clearing 256 KiB takes (hence the
-# largest ring); on the shared 2-core host under load (load average 5 to
-# 10) that happened for 1 kill in 3, 0 in 12, 1 in 28 and several in 30
-# (the diagnostic "kills whose ring had fetches from cleared slots"
-# counts them), so a mutant is caught by chance, not for certain: 40
-# kills miss it about one run in five at 4 % a kill.
+# before the driver clears the ring. The kill path (d32_run_jobs()) calls
+# d32_hw_init(), which must reset the engine, flush that, and only then
+# zero the ring; zeroed first, the engine, which QEMU's main thread runs
+# while the vCPU clears the ring, can fetch slots the CPU already cleared
+# (op 0, length 0: invalid) and write a status back into the emptied ring.
+#
+# dma32ctl is killed (SIGKILL) in the middle of its ring until 40 kills
+# ended a request: 4000 coherent 16 KiB buffers checksummed, one
+# descriptor each, all queued at once (ring_entries=4096), killed as soon
+# as it waits for the device. QEMU traces the device's descriptor
+# fetches, doorbells and register writes (trace-events: dma32_demo_*)
+# and, at each reset written while descriptors are still queued, the
+# descriptor at the device's head as memory holds it then
+# (dma32_demo_reset_pending). That last one catches the old order at
+# every such reset, whatever the timing: the slot reads op 0, length 0.
+# A fetch from a cleared slot shows it only when QEMU's main thread takes
+# the lock in the fraction of a millisecond that clearing 256 KiB takes:
+# on the shared 2-core host that happened for 1 kill in 3, 0 in 12, 1 in
+# 28 and several in 30 (the diagnostic "kills whose ring had fetches from
+# cleared slots" counts them).
+#
 # Checked: 40 kills ended a request; at least 20 of them reset the device
 # while descriptors of their ring were still queued (else the trace shows
-# nothing about the order); no fetch from a cleared slot; nothing fetched between a kill's reset and the next
-# doorbell; the next request verifies and the counters count each kill
-# that ended a request as one request, one error and one reset: as many
-# as the trace has resets after a doorbell (a kill may land after the
-# device finished the ring, before the driver woke: still a reset).
+# nothing about the order); no fetch from a cleared slot; at each reset
+# with descriptors queued the one at the head was still in the ring;
+# nothing fetched between a kill's reset and the next doorbell; the next
+# request verifies; the counters count each kill that ended a request as
+# one request, one error and one reset: as many as the trace has resets
+# after a doorbell (a kill may land after the device finished the ring,
+# before the driver woke: still a reset).
 #
 # Usage: ring-reset.sh [--kernel-version V | --debug]
 #   (default: run-guest's kernel, $DMA32_KERNEL; --debug: the debug kernel
@@ -56,18 +59,19 @@ esac
 # requests started to get them
 KILLS=40
 ATTEMPTS=150
-ktap_set_plan 6
+ktap_set_plan 7
 
 # The guest's command (busybox sh). Each request is 4000 coherent buffers
 # of 16 KiB, one descriptor each, all in the ring at once; it is killed as
-# soon as it sleeps in the ioctl (/proc/PID/syscall names syscall 16) in
-# the driver (/proc/PID/wchan, the waits inlined: d32_request), which it
-# mostly does while it waits for the device, after the doorbell. The
-# device needs a few hundred milliseconds for the ring on an idle host, so
-# the watch uses only shell builtins (read, [): a loop that forked grep
-# and sleep looked every 30 ms or so and saw 16 of 60 requests wait.
-# A kill that ended a request waiting for the device counts as an error
-# (stats/errors): requests go on until KILLS did, at most ATTEMPTS
+# soon as it sleeps in the ioctl (/proc/PID/syscall names syscall 16),
+# which it mostly does while it waits for the device, after the doorbell
+# (/proc/PID/wchan would say where, but 6.12's unwinder names a stale
+# frame). The device needs a few hundred milliseconds for the ring on an
+# idle host, so the watch uses only shell builtins (read, [): a loop that
+# forked grep and sleep looked every 30 ms or so and saw 16 of 60
+# requests wait. A kill that ended a request waiting for the device
+# counts as an error (stats/errors), one during the allocation does not:
+# requests go on until KILLS did, at most ATTEMPTS
 # shellcheck disable=SC2016 # expanded in the guest
 GUEST='st=$(readlink -f /sys/class/misc/dma32demo0/device)/stats
 echo "ring_entries $(cat /sys/module/dma32demo/parameters/ring_entries)"
@@ -78,15 +82,14 @@ while [ $k -lt '$ATTEMPTS' ] && [ $e -lt '$KILLS' ]; do
 	dma32ctl run --strategy coherent --op checksum --size 16K --count 4000 --runs 0 >/dev/null 2>&1 &
 	p=$!
 	n=0
-	wc=
-	until { read -r nr _ </proc/$p/syscall && [ "$nr" = 16 ] && { read -r wc </proc/$p/wchan; [ "${wc#d32_}" != "$wc" ]; }; } 2>/dev/null ||
+	until { read -r nr _ </proc/$p/syscall && [ "$nr" = 16 ]; } 2>/dev/null ||
 		! { read -r _ _ state _ </proc/$p/stat && [ "$state" != Z ]; } 2>/dev/null ||
 		[ $n -ge 1000000 ]; do
 		n=$((n + 1))
 	done
 	kill -9 $p
 	wait $p 2>/dev/null
-	echo "kill $k: exit $? after $n looks in ${wc:-?}"
+	echo "kill $k: exit $? after $n looks"
 	read -r e <$st/errors
 done
 echo "attempts $k"
@@ -99,7 +102,7 @@ t0=$(date +%s)
 rc=0
 "$top/scripts/run-guest" --log driver-ring-reset --timeout 600 "${kernel_args[@]}" \
 	--append 'dma32demo.ring_entries=4096' \
-	--qemu-args "-trace enable=dma32_demo_desc* -trace enable=dma32_demo_doorbell -trace enable=dma32_demo_mmio_write -D $trace" \
+	--qemu-args "-trace enable=dma32_demo_desc* -trace enable=dma32_demo_doorbell -trace enable=dma32_demo_mmio_write -trace enable=dma32_demo_reset_pending -D $trace" \
 	--run "$GUEST" >"$scratch/out" 2>"$scratch/err" &
 guest=$!
 wait "$guest" || rc=$?
@@ -196,6 +199,18 @@ else
 	sed -n 's/^zeroed //p' "$scratch/walk" | ktap_print_lines
 	ktap_test_fail "no descriptor fetched from a cleared slot (0 of $fetches fetches with op 0 or length 0)" \
 		"$zeroed fetches from cleared slots: the ring was cleared before the engine was reset"
+fi
+# Whatever the timing: at each reset with descriptors still queued, the
+# device reads the one at its head (dma32_demo_reset_pending). Cleared
+# first, the ring shows op 0 and length 0 there at every such reset.
+pending=$(grep -c 'dma32_demo_reset_pending ' "$trace" 2>/dev/null || true)
+cleared=$(grep 'dma32_demo_reset_pending ' "$trace" 2>/dev/null | grep -c ': op 0 \| len 0 at head' || true)
+if ((${pending:-0} >= KILLS / 2 && ${cleared:-0} == 0)); then
+	ktap_test_pass "at each of $pending resets with descriptors queued, the descriptor at the device's head was still in the ring"
+else
+	grep 'dma32_demo_reset_pending ' "$trace" 2>/dev/null | grep ': op 0 \| len 0 at head' | head -n 5 | ktap_print_lines
+	ktap_test_fail "at each reset with descriptors queued, the descriptor at the device's head was still in the ring" \
+		"${cleared:-no} of ${pending:-no} such resets found it cleared (at least $((KILLS / 2)) resets wanted): the ring was cleared before the engine was reset"
 fi
 if ((fetches > 0 && after == 0)); then
 	ktap_test_pass "nothing fetched between a reset and the next doorbell"
