@@ -917,11 +917,9 @@ static void dma32_demo_ring_reprogrammed(DMA32DemoState *s)
 /* Registers */
 
 /*
- * A reset written while descriptors are still queued: trace the one at
- * HEAD as memory holds it now.  A driver that clears its ring before it
- * resets the engine, which may still fetch from it, shows op 0 and
- * length 0 here, whatever the timing; one that resets first shows the
- * descriptor it queued.  The read is made only when the event is on.
+ * A reset with descriptors queued: trace the one at HEAD as memory holds
+ * it now (op 0, length 0: the driver cleared its ring before it stopped
+ * the engine).  Reads guest memory only when the event is on.
  */
 static void dma32_demo_trace_reset_pending(DMA32DemoState *s)
 {
@@ -1300,10 +1298,9 @@ static int dma32_demo_post_load(void *opaque, int version_id)
         s->head = s->tail = 0;
     }
     /*
-     * A descriptor under way (the subsection) belongs to a programmed
-     * ring, is well formed and not yet done; anything else is a broken
-     * stream.  HEAD == TAIL is allowed: a doorbell that took TAIL back to
-     * HEAD pauses the descriptor, it does not end it.
+     * A descriptor under way (the subsection) belongs to a programmed ring,
+     * is well formed and not yet done.  HEAD == TAIL is allowed: a doorbell
+     * that took TAIL back to HEAD pauses the descriptor, it does not end it.
      */
     if (s->cur_active &&
         (!dma32_demo_ring_programmed(s) || s->cur_op < DMA32_DEMO_OP_FILL ||
@@ -1316,11 +1313,9 @@ static int dma32_demo_post_load(void *opaque, int version_id)
         return -EINVAL;
     }
     /*
-     * The checks a doorbell and a fetch made on the source are not made
-     * again for a descriptor under way or a ring with work queued: a
-     * stream that puts either out of the device's reach is refused, or
-     * the destination would move data, or write a completion, past
-     * 2^dma-bits or 2^ring-bits.
+     * A doorbell's and a fetch's checks are not made again for the work
+     * queued: a stream that puts it out of the device's reach is refused, or
+     * data or a completion would go past 2^dma-bits or 2^ring-bits.
      */
     if (s->overflow == DMA32_DEMO_OVERFLOW_FAULT &&
         (s->cur_active || s->head != s->tail) &&
@@ -1339,11 +1334,7 @@ static int dma32_demo_post_load(void *opaque, int version_id)
                      s->cur_dst, s->cur_len, s->dma_bits);
         return -EINVAL;
     }
-    /*
-     * The bottom half is not migrated: the vm state change handler kicks
-     * it when the destination starts running, and it continues the
-     * descriptor under way, then HEAD..TAIL from guest RAM.
-     */
+    /* The bottom half is not migrated: the vm state change kicks it */
     return 0;
 }
 
