@@ -157,31 +157,52 @@ def ring_where(rec, info):
     return rings[0]["phys"], zone_of(info, rings[0]["phys"])
 
 
+def rings_where(rec, info):
+    """[(physical address, zone, in the swiotlb pool)] of every bound
+    device's descriptor ring, from the driver's address runs."""
+    return [(x["phys"], zone_of(info, x["phys"]), bool(x["in_pool"]))
+            for x in rec.get("device_runs") or [] if x["kind"] == "ring"]
+
+
+def rings_text(rings):
+    """Where the rings were, counted: 'N in ZONE_X, M in the swiotlb pool'."""
+    where = {}
+    for _, z, pool in rings:
+        k = "the swiotlb pool" if pool else "ZONE_%s" % (z or "?")
+        where[k] = where.get(k, 0) + 1
+    return ", ".join("%d in %s" % (n, k) for k, n in sorted(where.items())) or "no ring runs"
+
+
 def ex_ring32(rec, info):
-    """With the zone, the 32-bit ring is coherent memory from ZONE_DMA32:
-    above ZONE_DMA, below 4 GiB; the 64-bit data pages above 4 GiB go
-    straight to the device. Fails if the ring lands in ZONE_DMA or above
-    4 GiB, if no data page lies above 4 GiB (nothing shown), or a bounce."""
-    phys, z = ring_where(rec, info)
-    ok = (rec["ok"] and bounced(rec) == 0 and (rec["pages_above_4g"] or 0) > 0 and phys is not None
-          and phys < GIB4 and z == "DMA32")
-    return ok, "ring at %s in ZONE_%s, %s data pages above 4 GiB, %s bounced" % (
-        hex(phys) if phys is not None else "?", z or "?", rec["pages_above_4g"], fmt(bounced(rec)))
+    """With the zone, the 32-bit rings are coherent memory from ZONE_DMA32:
+    above ZONE_DMA, below 4 GiB, on every device of the aged machine; the
+    64-bit data pages above 4 GiB go straight to the device. Fails if a
+    ring lands in ZONE_DMA, the pool or above 4 GiB, if no data page lies
+    above 4 GiB (nothing shown), or a bounce."""
+    rings = rings_where(rec, info)
+    ok = (rec["ok"] and bounced(rec) == 0 and (rec["pages_above_4g"] or 0) > 0 and bool(rings)
+          and all(p < GIB4 and z == "DMA32" and not pool for p, z, pool in rings))
+    return ok, "rings: %s; %s data pages above 4 GiB, %s bounced" % (
+        rings_text(rings), rec["pages_above_4g"], fmt(bounced(rec)))
 
 
 def ex_ring_before(rec, info):
-    """2.6.14's coherent allocator without the zone: the ring is an ordinary
-    page when one below 4 GiB comes first, else ZONE_DMA. Fails if the ring
-    lies above 4 GiB (the device could not reach it), in a ZONE_DMA32 that
-    must be empty, or if data pages bounced. (On a fresh boot without the
-    zone the data pages lie low too: a 64-bit device reaches them anyway.)"""
-    phys, z = ring_where(rec, info)
-    ok = (rec["ok"] and bounced(rec) == 0 and phys is not None
-          and phys < GIB4 and z in ("DMA", "Normal") and zone(info, "DMA32").get("present") == 0)
-    return ok, "ring at %s in ZONE_%s (%s), %s data pages above 4 GiB, %s bounced" % (
-        hex(phys) if phys is not None else "?", z or "?",
-        "the 16 MiB zone" if z == "DMA" else "an ordinary page that happened to lie below 4 GiB",
-        rec["pages_above_4g"], fmt(bounced(rec)))
+    """2.6.14's coherent allocator without the zone, on the aged machine
+    with eight devices, each loading its 256 KiB ring, then its control
+    buffers: the few ordinary pages left below 4 GiB go to the first
+    comers, and the rings after them come from ZONE_DMA or, once that is
+    short, the swiotlb pool. Expected: at least half the rings there, none
+    above 4 GiB, ZONE_DMA32 empty, data pages above 4 GiB and no bounce.
+    Fails if fewer rings are in ZONE_DMA or the pool (the machine was not
+    aged), a ring lies above 4 GiB (the device could not reach it), or a
+    ZONE_DMA32 is there, nothing above 4 GiB was shown or data bounced."""
+    rings = rings_where(rec, info)
+    scarce = sum(1 for _, z, pool in rings if z == "DMA" or pool)
+    ok = (rec["ok"] and bounced(rec) == 0 and (rec["pages_above_4g"] or 0) > 0 and bool(rings)
+          and 2 * scarce >= len(rings) and all(p < GIB4 for p, _, _ in rings)
+          and zone(info, "DMA32").get("present") == 0)
+    return ok, "rings: %s; %s data pages above 4 GiB, %s bounced" % (
+        rings_text(rings), rec["pages_above_4g"], fmt(bounced(rec)))
 
 
 def swiotlb_pool(info):
@@ -400,6 +421,28 @@ def ex_many_before_dma32(rec, info):
         txt, fmt(left), rec["size"] >> 10, per_buffer)
 
 
+def ex_many_nozone(rec, info):
+    """Control: today's allocator without ZONE_DMA32 (dma32=off alone) on
+    the aged eight-device machine. Today's dma-direct asks for GFP_DMA32,
+    which without the zone is the 16 MiB ZONE_DMA, and never takes
+    coherent memory from the swiotlb pool: the control buffers fill
+    ZONE_DMA and the devices that find no room there do not bind.
+    Expected: no bound device's coherent memory in the pool, at least
+    MANY_COST_ZONE_DMA_SHARE of ZONE_DMA held, fewer devices bound than
+    the boot has, and the bound ones' streaming requests worked. Fails on
+    pool holdings (the 2.6.14 model), ZONE_DMA left mostly free or every
+    device bound (a ZONE_DMA32 there), or a failed request."""
+    dma, pool_bytes = bound_holdings(rec, info)
+    managed = zone(info, "DMA").get("managed")
+    per = rec["per_device"]
+    ok = (None not in (dma, pool_bytes, managed) and pool_bytes == 0 and dma >= MANY_COST_ZONE_DMA_SHARE * managed
+          and len(per) < rec["devices"] and bool(per) and all(p["ok"] for p in per))
+    return ok, "%d of %s devices bound; their rings and control buffers held %s of ZONE_DMA's %s pages and %s" \
+        " bytes of the swiotlb pool; %d of %d requests worked" % (
+            len(per), rec["devices"], fmt(dma), fmt(managed), fmt(pool_bytes), sum(1 for p in per if p["ok"]),
+            len(per))
+
+
 def ex_model_pool_full(rec, info):
     """2.6.14's allocator, low memory taken, more coherent memory than the
     swiotlb pool has left. 2.6.14's swiotlb_alloc_coherent() fell back to
@@ -522,6 +565,30 @@ def ex_gart_small(rec, info):
     base, txt = _gart_common(rec, info)
     ok, txt2 = ex_gart_before(rec, info)
     return ok and base and len(rec["per_device"]) < rec["devices"], txt2
+
+
+def ex_gart_nozone(rec, info):
+    """Control: today's allocator without ZONE_DMA32 on the GART machine.
+    Today's gart_alloc_coherent() takes dma-direct's pages and remaps them
+    only with iommu=force, so the control buffers come from ZONE_DMA
+    (GFP_DMA32 without the zone) and hold no aperture page; devices that
+    find no room there do not bind. Expected: the GART in use, no aperture
+    page held by coherent memory, at least MANY_COST_ZONE_DMA_SHARE of
+    ZONE_DMA held, fewer devices bound than the boot has, the bound ones'
+    requests worked, nothing refused. Fails on aperture pages held (the
+    2.6.14 model), every device bound or ZONE_DMA mostly free (a
+    ZONE_DMA32 there), a refusal or a failed request."""
+    base, txt = _gart_common(rec, info)
+    dma, _ = bound_holdings(rec, info)
+    managed = zone(info, "DMA").get("managed")
+    per = rec["per_device"]
+    ok = (base and rec.get("gart_coherent") == 0 and rec.get("gart_full") == 0 and None not in (dma, managed)
+          and dma >= MANY_COST_ZONE_DMA_SHARE * managed and len(per) < rec["devices"] and bool(per)
+          and all(p["ok"] for p in per))
+    return ok, "%s; %d of %s devices bound, holding %s of ZONE_DMA's %s pages and %s aperture pages; %s mappings" \
+        " refused, %d of %d requests worked" % (
+            txt, len(per), rec["devices"], fmt(dma), fmt(managed), fmt(rec.get("gart_coherent")),
+            fmt(rec.get("gart_full")), sum(1 for p in per if p["ok"]), len(per))
 
 
 def ex_gart_after(rec, info):

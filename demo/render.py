@@ -155,10 +155,11 @@ def topic_tables(results):
 
 
 def pair_notes(recs):
-    """What the pairs among RECS share unevenly or lack (table.PAIR_NOTES),
-    stated under their table: ("`before` / `after`", note)."""
+    """What the pairs among RECS have as controls, share unevenly or lack
+    (table.pair_note), stated under their table: ("`before` / `after`", note)."""
     names = {r["name"] for r in recs}
-    return [("`%s` / `%s`" % (b, a), note) for (b, a), note in table.PAIR_NOTES.items() if b in names]
+    return [("`%s` / `%s`" % (b, a), note) for b, a in table.PAIRS if b in names
+            for note in [table.pair_note((b, a), names)] if note]
 
 
 def text_table(records):
@@ -337,8 +338,9 @@ def pairs_lines(results):
         problem = table.pair_problem(b, a)
         if problem:
             line += " (**not a comparison**: %s)" % problem
-        if (b, a) in table.PAIR_NOTES:
-            line += "; " + table.PAIR_NOTES[(b, a)]
+        note = table.pair_note((b, a), {r["name"] for r in results["scenarios"]})
+        if note:
+            line += "; " + note
         out.append(line)
     return out
 

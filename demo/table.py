@@ -22,6 +22,7 @@ from .expect import (  # noqa: F401 (the checks and the helpers they share, re-e
     ex_bounce_guarantee, MANY_COST_ZONE_DMA_SHARE, MANY_COST_POOL_SHARE, bound_holdings, refusals, many_cost,
     ex_many_before, zone_dma_left, ex_many_before_dma32, ex_model_pool_full, mib_of, request_mib, iommu,
     ex_many_after, gart, gart_aperture, pages_remapped, ex_gart_before, ex_gart_small, ex_gart_after,
+    ex_many_nozone, ex_gart_nozone, rings_where, rings_text,
     blocks_at_least, ex_pressure_coherent, ex_pressure_dma32, ex_truncation, reclaimed, ex_pressure_swap,
     ex_swap_reclaim, scanned, ex_page_cache_reclaim,
     ex_pressure_swap_nodma32, node_zones_text, node_zone_mismatches, ex_node_zones, device_nodes, numa_allocations,
@@ -164,6 +165,10 @@ MANY_DEVICES = 8
 MANY_CTRL_BUFFERS, MANY_CTRL_BUFFER_KB = 24, 256
 MANY = pressure(3900, False, "insmod /lib/modules/dma32demo.ko ctrl_buffers=%d ctrl_buffer_kb=%d" % (
     MANY_CTRL_BUFFERS, MANY_CTRL_BUFFER_KB))
+# The ring rows' aging: MANY's, the one device loaded with a ring of 4096
+# descriptors
+RING_ENTRIES = 4096
+RING_AGED = MANY + " ring_entries=%d" % RING_ENTRIES
 CONTROL_BUFFERS = "each device holds %d x %d KiB of coherent control buffers" % (
     MANY_CTRL_BUFFERS, MANY_CTRL_BUFFER_KB)
 # The streaming load of the eight-device rows, in 1 MiB buffers per
@@ -202,10 +207,19 @@ BOOTS = [
          sweep={"streaming": "streaming via IOMMU"}),
     Boot("bits31", "pc", "6G", "page_alloc.shuffle=1", "dma-bits=31,ring-bits=31"),
     Boot("bits31-2g", "pc", "6G", "dma32=2G page_alloc.shuffle=1", "dma-bits=31,ring-bits=31"),
-    Boot("ring32", "q35", "6G", "", "dma-bits=64,ring-bits=32"),
-    # The same 64-bit device with a 32-bit ring, "before": 2.6.14's
-    # coherent allocator with ZONE_DMA32 empty (BEFORE), nothing else changed.
-    Boot("ring32-before", "q35", "6G", "dma32=off dma_coherent_model=2.6.14", "dma-bits=64,ring-bits=32"),
+    # Eight 64-bit devices with 32-bit rings of 4096 descriptors (256 KiB,
+    # a large NIC's), on the aged machine (MANY: the RAM below 4 GiB taken
+    # under the 2.6.14 model), with the zone and "before": 2.6.14's
+    # coherent allocator with ZONE_DMA32 empty (BEFORE). On a fresh machine
+    # the model's ring is an ordinary page below 4 GiB and the pair shows
+    # nothing; on the aged one, with one device, its ring still found one
+    # (a 16 KiB ring at 0x2e90000, a 256 KiB one at 0x11b80000,
+    # 2026-12-07): a few free blocks stay low, and the first comers take
+    # them.
+    Boot("ring32", "q35", "6G", "dma32demo.noload", "dma-bits=64,ring-bits=32", devices=MANY_DEVICES,
+         prepare=RING_AGED),
+    Boot("ring32-before", "q35", "6G", BEFORE + " dma32demo.noload", "dma-bits=64,ring-bits=32",
+         devices=MANY_DEVICES, prepare=RING_AGED),
     # The 4 GiB vs 2 GiB debate from the other side, on -M pc (3 GiB below
     # 4 GiB, so a 2 GiB zone and a 4 GiB zone differ): the patch's 31-bit
     # RAID controller "works ok with swiotlb/IOMMU anyways", and what a
@@ -240,6 +254,14 @@ BOOTS = [
     Boot("many-after", "q35", "6G", "dma32demo.noload", devices=MANY_DEVICES, prepare=MANY),
     Boot("many-iommu", "q35", "6G", "intel_iommu=on dma32demo.noload", qemu_args="-device intel-iommu,intremap=off",
          devices=MANY_DEVICES, prepare=MANY),
+    # Control rows for the many and GART pairs, which change two settings
+    # (BEFORE: the zone and the allocator): the 2.6.14 allocator with the
+    # zone present (dma_coherent_model=2.6.14 alone; it warns at boot that
+    # 2.6.14 had no such zone), and today's allocator without the zone
+    # (dma32=off alone), on the same aged eight-device machine.
+    Boot("many-model", "q35", "6G", "dma_coherent_model=2.6.14 dma32demo.noload", devices=MANY_DEVICES,
+         prepare=MANY),
+    Boot("many-nozone", "q35", "6G", "dma32=off dma32demo.noload", devices=MANY_DEVICES, prepare=MANY),
     # The 2005 AMD machine: the same eight devices behind a K8 GART with
     # a 64 MiB aperture (iommu=memaper=1), the 2.6.14 model against today,
     # and the 2.6.14 model with a 32 MiB aperture (iommu=memaper=0). 64 MiB
@@ -258,6 +280,9 @@ BOOTS = [
          sweep={"streaming": "streaming via GART"}),
     Boot("gart32-before", "q35", "6G", "dma32=off dma_coherent_model=2.6.14 dma32demo.noload",
          devices=MANY_DEVICES, prepare=MANY, gart=32),
+    Boot("gart-model", "q35", "6G", "dma_coherent_model=2.6.14 dma32demo.noload", devices=MANY_DEVICES,
+         prepare=MANY, gart=64),
+    Boot("gart-nozone", "q35", "6G", "dma32=off dma32demo.noload", devices=MANY_DEVICES, prepare=MANY, gart=64),
     Boot("pressure", "q35", "6G", "", prepare=PRESSURE),
     Boot("pressure-nodma32", "q35", "6G", "dma32=off", prepare=PRESSURE),
     # The same aging with swap: reclaim has something to take, kswapd and
@@ -382,10 +407,12 @@ SCENARIOS = [
     Scenario("bits31-dma32-2G-coherent", "bits31-2g", "coherent", "fill", M, 64, True,
              "31-bit device, dma32=2G: ok from DMA32, 0 fallbacks", ex_bits31_2g),
     Scenario("ring32-data64-streaming", "ring32", "streaming", "fill", M, 8, True,
-             "64-bit data, 32-bit ring, with the zone: ring in ZONE_DMA32, 0 bounces", ex_ring32),
+             "64-bit data, 32-bit 256 KiB rings, 8 aged devices, with the zone: every ring in ZONE_DMA32, 0 bounces",
+             ex_ring32, all_devices=True),
     Scenario("ring32-before-data64-streaming", "ring32-before", "streaming", "fill", M, 8, True,
-             "64-bit data, 32-bit ring, 2.6.14's model: ring in ZONE_DMA or an ordinary page below 4 GiB",
-             ex_ring_before),
+             "64-bit data, 32-bit 256 KiB rings, 8 aged devices, 2.6.14's model: the few ordinary pages left"
+             " below 4 GiB go to the first rings, at least half come from ZONE_DMA or the swiotlb pool, 0 bounces",
+             ex_ring_before, all_devices=True),
     Scenario("bits31-swiotlb-streaming", "bits31-swiotlb", "streaming", "fill", M, 8, True,
              "31-bit device, ordinary pages: works through swiotlb only if the pool lies below 2 GiB",
              ex_bits31_swiotlb),
@@ -426,6 +453,14 @@ SCENARIOS = [
     Scenario("many-after-streaming-dma32", "many-after", "streaming-dma32", "fill", M, 8, True,
              "8 devices, today: streaming-dma32 from all at once, 0 bounces, every device works",
              ex_many_after, all_devices=True),
+    Scenario("many-model-streaming", "many-model", "streaming", "fill", M, MANY_COUNT, True,
+             "control: the 2.6.14 allocator with the zone present never asks for GFP_DMA32, so the same cost as"
+             " without the zone: control buffers in ZONE_DMA and the swiotlb pool (or a refusal)",
+             ex_many_before, all_devices=True),
+    Scenario("many-nozone-streaming", "many-nozone", "streaming", "fill", M, MANY_COUNT, True,
+             "control: today's allocator without the zone: GFP_DMA32 means ZONE_DMA, which the control buffers fill;"
+             " devices without room there do not bind, nothing in the pool, the bound ones work",
+             ex_many_nozone, all_devices=True),
     Scenario("many-iommu-streaming", "many-iommu", "streaming", "fill", M, 8, True,
              "8 devices behind the IOMMU: 0 coherent bytes in the pool, 0 bounces", ex_many_after,
              all_devices=True),
@@ -441,6 +476,13 @@ SCENARIOS = [
     Scenario("gart32-before-streaming", "gart32-before", "streaming", "fill", M, GART_COUNT, True,
              "the same as gart-before with a 32 MiB aperture: not every device binds; the rest hold aperture"
              " pages and are refused", ex_gart_small, all_devices=True),
+    Scenario("gart-model-streaming", "gart-model", "streaming", "fill", M, GART_COUNT, True,
+             "control: the 2.6.14 allocator with the zone present, GART: control buffers remapped through the"
+             " aperture as without the zone, streaming refused on some devices", ex_gart_before, all_devices=True),
+    Scenario("gart-nozone-streaming", "gart-nozone", "streaming", "fill", M, GART_COUNT, True,
+             "control: today's allocator without the zone, GART: control buffers in ZONE_DMA, no aperture page"
+             " held; devices without room in ZONE_DMA do not bind, the bound ones work", ex_gart_nozone,
+             all_devices=True),
     Scenario("pressure-coherent-64M", "pressure", "coherent", "fill", M, 64, False,
              "aged and fragmented: 64 MiB of coherent memory gets what the free 1 MiB blocks allow",
              ex_pressure_coherent),
@@ -566,7 +608,7 @@ def _def_bounced(rec):
 
 def _def_mappings(rec):
     m, a = _both(rec, "mappings", "mappings_above_4g")
-    if m is None or iommu(rec) or gart(rec) or m >= a:
+    if m is None or m >= a:
         return None
     return "%s mappings above 4 GiB of %s mappings" % (a, m)
 
@@ -657,9 +699,8 @@ DEFINITIONS = [
      " the first ones, then undid them, and the driver never got them (it counts those maps' segments,"
      " map_failed_segments, an upper bound). On a K8 GART boot there is no swiotlb: its counters are null"
      " (n/a), not 0, and nothing is compared", _def_bounced),
-    ("mappings >= mappings >4G", "without an IOMMU each DMA segment is one CPU segment, so the mappings above"
-     " 4 GiB are some of the mappings (behind an IOMMU, VT-d or the K8 GART, segments merge after the count:"
-     " not compared)",
+    ("mappings >= mappings >4G", "both count CPU segments (the driver's unit, before an IOMMU, VT-d or the"
+     " K8 GART, merges them into fewer DMA segments), so the mappings above 4 GiB are some of the mappings",
      _def_mappings),
     ("pages >4G <= pages", "pages >4G are buffer pages above 4 GiB, some of the request's pages (a bounced"
      " mapping can hold many pages: pages are not mappings)", _def_pages),
@@ -715,6 +756,15 @@ PAIRS = [
     ("bits31-coherent", "bits31-dma32-2G-coherent"),
     ("bits31-swiotlb-streaming", "bits31-swiotlb-low-streaming"),
     ("gart-before-streaming", "gart-after-streaming"),
+    # The controls of the two-setting pairs: each setting alone
+    ("many-before-streaming", "many-model-streaming"),
+    ("many-model-streaming", "many-after-streaming"),
+    ("many-nozone-streaming", "many-after-streaming"),
+    ("many-before-streaming", "many-nozone-streaming"),
+    ("gart-before-streaming", "gart-model-streaming"),
+    ("gart-model-streaming", "gart-after-streaming"),
+    ("gart-nozone-streaming", "gart-after-streaming"),
+    ("gart-before-streaming", "gart-nozone-streaming"),
     ("gart32-before-streaming", "gart-before-streaming"),
     ("pressure-coherent-64M", "pressure-swap-coherent-64M"),
     ("pressure-swap-nodma32-coherent-64M", "pressure-swap-coherent-64M"),
@@ -726,19 +776,48 @@ SETTING_SETS = {
     frozenset(BEFORE.split()): "the history: 2.6.14 had neither the zone nor an allocator that asks for it,"
                                " 2.6.15 added both",
 }
-# What a pair's report line adds: its control rows, or what its rows share
-# unevenly. (before, after) -> text.
+# The control rows of a two-setting pair: (before, after) -> (the 2.6.14
+# allocator with the zone present, today's allocator without the zone).
+CONTROLS = {
+    ("many-before-streaming", "many-after-streaming"): ("many-model-streaming", "many-nozone-streaming"),
+    ("gart-before-streaming", "gart-after-streaming"): ("gart-model-streaming", "gart-nozone-streaming"),
+}
 MISSING_CONTROLS = ("control rows not in this run: the 2.6.14 allocator with the zone present"
                     " (dma_coherent_model=2.6.14 alone) and today's allocator without the zone (dma32=off alone)"
                     " on this machine")
+
+
+def controls_note(pair, names):
+    """What a two-setting pair's line says about its control rows, given
+    the rows of the run (NAMES); "" for a pair without controls."""
+    if pair not in CONTROLS:
+        return ""
+    model, nozone = CONTROLS[pair]
+    if model in names and nozone in names:
+        return ("controls: `%s` (the 2.6.14 allocator with the zone present) and `%s` (today's allocator"
+                " without the zone)" % (model, nozone))
+    return MISSING_CONTROLS
+
+
+def pair_note(pair, names):
+    """A pair's note under its table and in the pairs list: its controls
+    and what its rows share unevenly; "" when there is nothing to say."""
+    return "; ".join(x for x in (controls_note(pair, names), PAIR_NOTES.get(pair, "")) if x)
+
+
+# What a pair's report line adds: what its rows share unevenly.
+# (before, after) -> text.
 PAIR_NOTES = {
     ("before-coherent-64M", "dma32-coherent-64M"): "split by `before-coherent-64M` / `nozone-coherent-64M` (the"
     " allocator) and `nozone-coherent-64M` / `dma32-coherent-64M` (the zone), on the same fresh machine",
-    ("ring32-before-data64-streaming", "ring32-data64-streaming"): MISSING_CONTROLS + "; a fresh machine, where"
-    " the 2.6.14 model's ring is an ordinary page below 4 GiB (the ring on the aged machine did not run)",
-    ("many-before-streaming", "many-after-streaming"): MISSING_CONTROLS + "; the same aging takes about 2 GiB,"
+    ("ring32-before-data64-streaming", "ring32-data64-streaming"): MISSING_CONTROLS + "; the aged eight-device"
+    " machine of the many-device rows, with 256 KiB rings: the aging takes the RAM below 4 GiB under the"
+    " 2.6.14 model and ZONE_NORMAL above it with the zone",
+    ("many-before-streaming", "many-after-streaming"): "the same aging takes about 2 GiB,"
     " which under the 2.6.14 model is the RAM below 4 GiB and with the zone ZONE_NORMAL above it",
-    ("gart-before-streaming", "gart-after-streaming"): MISSING_CONTROLS + "; the same asymmetric aging; the"
+    ("numa-before-coherent", "numa-coherent"): "one control in this run: `numa-nozone-coherent` (today's"
+    " allocator without the zone); the 2.6.14 allocator with the zone present is not run on the NUMA machine",
+    ("gart-before-streaming", "gart-after-streaming"): "the same asymmetric aging; the"
     " streaming load (%d x 1 MiB a device) was raised until the 2.6.14 model's shortage showed" % GART_COUNT,
 }
 BOOT_FIELDS = ("machine", "mem", "device_props", "qemu_args", "devices", "prepare", "kernel", "gart", "numa",
@@ -896,18 +975,16 @@ def claim_rings(rec, infos, best):
     rr = rec.get("ring32-data64-streaming")
     if not _ok(rr):
         return None
-    phys, z = ring_where(rr, infos.get("ring32"))
-    after = "`ring32-data64-streaming`: ring at %s in ZONE_%s, %s data pages above 4 GiB, %s bounced" % (
-        hex(phys) if phys is not None else "n/a", z or "?", rr["pages_above_4g"], fmt(rr["swiotlb_bounced"]))
+    after = "8 rings of 256 KiB: %s; %s data pages above 4 GiB, %s bounced (`ring32-data64-streaming`)" % (
+        rings_text(rings_where(rr, infos.get("ring32"))), rr["pages_above_4g"], fmt(rr["swiotlb_bounced"]))
     before = NOT_RUN
     rb = rec.get("ring32-before-data64-streaming")
     if _ok(rb):
-        pb, zb = ring_where(rb, infos.get("ring32-before"))
-        before = "`ring32-before-data64-streaming`: ring at %s in ZONE_%s" % (
-            hex(pb) if pb is not None else "n/a", zb or "?")
-    return ClaimParts(before, after, "a fresh boot: the 2.6.14 model's ring is an ordinary page that happened to lie"
-                      " below 4 GiB, so this pair shows no cost (the same row on the aged eight-device machine"
-                      " did not run)")
+        before = "8 rings of 256 KiB: %s (`ring32-before-data64-streaming`)" % rings_text(
+            rings_where(rb, infos.get("ring32-before")))
+    return ClaimParts(before, after, "the aged eight-device machine: the first rings take the few ordinary pages"
+                      " left below 4 GiB, the later ones ZONE_DMA or the pool (on a fresh machine every ring"
+                      " would be an ordinary page, and the pair would show nothing)")
 
 
 def claim_2g(rec, infos, best):
@@ -956,6 +1033,19 @@ def claim_unsafe(rec, infos, best):
         un["errno"], un["device_faults"], un["bytes"]), "a driver bypassing the DMA API; the device faults safely")
 
 
+def controls_said(rec, infos, model, nozone):
+    """The two control rows of a two-setting pair in a few words: whether
+    the 2.6.14 allocator with the zone passed its check (it pays the same
+    as without the zone), and how many devices bound under today's
+    allocator without the zone; "" when they did not run."""
+    m, n = rec.get(model), rec.get(nozone)
+    if not (_ok(m) and _ok(n)):
+        return ""
+    return ("; controls: the 2.6.14 allocator with the zone %s (`%s`), today's without it bound %d of %s devices"
+            " (`%s`)" % ("pays the same" if m["as_expected"] else "does not pay the same", model,
+                         len(n["per_device"]), n["devices"], nozone))
+
+
 def claim_many(rec, infos, best):
     bf, bd, full = (rec.get(n) for n in ("many-before-streaming", "many-before-streaming-dma32",
                                          "many-before-coherent-beyond-pool"))
@@ -976,8 +1066,9 @@ def claim_many(rec, infos, best):
         fmt(adma), mib_of(apool), sum(1 for p in af["per_device"] if p["ok"]), len(af["per_device"]))
     if _ok(io):
         after += "; behind the IOMMU %s bounced (`many-iommu-streaming`)" % fmt(bounced(io))
-    return ClaimParts(before, after, "two settings at once (dma32=off and the 2.6.14 allocator); about 2 GiB taken"
-                      " first, below 4 GiB before, above it after")
+    return ClaimParts(before, after, "two settings at once (dma32=off and the 2.6.14 allocator)%s; about 2 GiB"
+                      " taken first, below 4 GiB before, above it after" % controls_said(
+                          rec, infos, "many-model-streaming", "many-nozone-streaming"))
 
 
 def claim_gart(rec, infos, best):
@@ -998,8 +1089,9 @@ def claim_gart(rec, infos, best):
     after = "%s MiB held, %s refused, %d of %d devices ok (`gart-after-streaming`)" % (
         mib_of((af["gart_coherent"] or 0) * 4096), fmt(af["gart_full"]), len(af["per_device"]) - failed(af),
         len(af["per_device"]))
-    return ClaimParts(before, after, "two settings at once, as in 2.6.15; the load (7 x 1 MiB a device) was raised"
-                      " until the shortage showed; refusals vary with overlap")
+    return ClaimParts(before, after, "two settings at once, as in 2.6.15%s; the load (7 x 1 MiB a device) was"
+                      " raised until the shortage showed; refusals vary with overlap" % controls_said(
+                          rec, infos, "gart-model-streaming", "gart-nozone-streaming"))
 
 
 def claim_pressure(rec, infos, best):
@@ -1186,6 +1278,10 @@ NEGATIVE_CONTROLS = [
     NegativeControl(claim_gart, ex_gart_before, "gart-after-streaming",
                     "with the zone no aperture page is held and nothing refused"),
     NegativeControl(claim_gart, ex_gart_small, "gart-before-streaming", "a 64 MiB aperture lets every device bind"),
+    NegativeControl(claim_gart, ex_gart_nozone, "gart-before-streaming",
+                    "under the 2.6.14 model the control buffers hold aperture pages"),
+    NegativeControl(claim_many, ex_many_nozone, "many-before-streaming",
+                    "under the 2.6.14 model the control buffers hold pool memory too"),
     NegativeControl(claim_gart, ex_gart_after, "gart-before-streaming",
                     "the 2.6.14 model's control buffers hold aperture pages"),
     NegativeControl(claim_truncation, ex_truncation, "dma32-unsafe-raw",

@@ -280,6 +280,11 @@ static int d32_map_sgt(struct d32_req *rq, struct d32_buf *b)
 	}
 	b->mapped = true;
 
+	/*
+	 * Mappings in CPU segments, the unit of mappings_above_4g too: an
+	 * IOMMU (VT-d, the K8 GART) may merge them into fewer DMA segments
+	 */
+	res->mappings += b->sgt.orig_nents;
 	for_each_sgtable_sg(&b->sgt, sg, i)
 		if (d32_above_4g(sg_phys(sg), sg->length))
 			res->mappings_above_4g++;
@@ -296,7 +301,6 @@ static int d32_map_sgt(struct d32_req *rq, struct d32_buf *b)
 		}
 	}
 	b->nsegs = b->sgt.nents;
-	res->mappings += b->nsegs;
 	return 0;
 }
 

@@ -21,11 +21,13 @@
  * or an existing meaning does, which would break callers: INFO reports the
  * driver's, and a caller refuses a driver whose version is not its own.
  * 3: control buffers, coherent memory in the swiotlb pool, refused
- * mappings, the truncation-alias strategy, address runs. Added since,
- * compatibly: DMA32DEMO_INFO_FAULT_INJECTION, DMA32DEMO_INFO_ADDRESSES_HIDDEN,
+ * mappings, the truncation-alias strategy, address runs; then, compatibly,
+ * DMA32DEMO_INFO_FAULT_INJECTION, DMA32DEMO_INFO_ADDRESSES_HIDDEN,
  * struct dma32demo_result.flags (was padding).
+ * 4: struct dma32demo_result.mappings counts CPU segments, the unit of
+ * mappings_above_4g (3 counted DMA segments, fewer behind an IOMMU).
  */
-#define DMA32DEMO_ABI_VERSION			3
+#define DMA32DEMO_ABI_VERSION			4
 
 /* Buffer strategies (struct dma32demo_run.strategy) */
 #define DMA32DEMO_STRATEGY_COHERENT		1 /* dma_alloc_coherent */
@@ -150,8 +152,8 @@ struct dma32demo_result {
 	__u64 bytes;		/* bytes moved by those transfers */
 	__u64 ns;		/* whole request: allocate .. verify .. free */
 	__u64 dma_ns;		/* first doorbell .. last completion */
-	__u64 mappings;		/* DMA segments handed to the device */
-	__u64 mappings_above_4g; /* segments whose CPU memory is >= 4 GiB */
+	__u64 mappings;		/* CPU segments mapped (an IOMMU may merge them) */
+	__u64 mappings_above_4g; /* those whose CPU memory is >= 4 GiB */
 	__u64 bounced;		/* segments whose DMA address is in swiotlb */
 	__u64 bounced_bytes;
 	__u64 pages;		/* buffer pages */

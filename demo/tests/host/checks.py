@@ -275,6 +275,21 @@ def control_buffers_high(rec, info):
         p.update(ok=True, errno=None)
 
 
+def control_buffers_in_pool(rec, info):
+    """The bound devices' control buffers in the swiotlb pool, as the
+    2.6.14 model puts them once ZONE_DMA is short."""
+    for x in rec["device_runs"][:4]:
+        x["in_pool"] = True
+
+
+def ring_ordinary_page(rec, info):
+    """The ring in an ordinary page below 4 GiB, out of ZONE_DMA and the
+    pool: what a fresh machine gives the 2.6.14 model."""
+    for x in rec["device_runs"]:
+        if x["kind"] == "ring":
+            x.update(phys=0x40000000, in_pool=False)
+
+
 def zone_dma_left_room(rec, info):
     info["zones_pressed"]["DMA"]["free"] = 3000
 
@@ -424,6 +439,25 @@ CASES = [
      control_buffers_high),
     ("many-before-streaming", "a device failing for another reason than room", fails_otherwise),
     ("many-before-streaming", "no address runs to show the holdings", no_address_runs),
+    ("many-model-streaming", "control buffers out of ZONE_DMA and the pool, nothing refused",
+     control_buffers_high),
+    ("many-nozone-streaming", "control buffers in the swiotlb pool (the 2.6.14 model)", control_buffers_in_pool),
+    ("many-nozone-streaming", "control buffers out of ZONE_DMA (a zone above it)", control_buffers_high),
+    ("many-nozone-streaming", "every device bound", every_device_bound),
+    ("many-nozone-streaming", "a bound device whose request failed", device_failed),
+    ("many-nozone-streaming", "no address runs to show the holdings", no_address_runs),
+    ("gart-model-streaming", "no aperture page held by coherent memory", no_aperture_held),
+    ("gart-nozone-streaming", "aperture pages held by coherent memory", aperture_held),
+    ("gart-nozone-streaming", "a mapping refused for lack of aperture space", refused_once),
+    ("gart-nozone-streaming", "every device bound", every_device_bound),
+    ("gart-nozone-streaming", "a bound device whose request failed", device_failed),
+    ("gart-nozone-streaming", "a boot where the kernel did not use the GART", gart_not_in_use),
+    ("gart-nozone-streaming", "control buffers out of ZONE_DMA (a zone above it)", control_buffers_high),
+    ("gart-nozone-streaming", "no address runs to show the holdings", no_address_runs),
+    ("ring32-before-data64-streaming", "the ring an ordinary page below 4 GiB (a fresh machine)",
+     ring_ordinary_page),
+    ("ring32-before-data64-streaming", "the ring above 4 GiB", ring_above_4g),
+    ("ring32-before-data64-streaming", "no data page above 4 GiB", lambda rec, info: rec.update(pages_above_4g=0)),
     ("many-before-streaming-dma32", "ZONE_DMA left room for a buffer", zone_dma_left_room),
     ("many-before-streaming-dma32", "every device served", every_device_served),
     ("bits31-swiotlb-low-streaming", "a null bounce count", counter_missing),

@@ -519,10 +519,18 @@ def check_layout(res, md):
     check("topic tables: one per topic, units in every figure's header, failures only in the verdict",
           not missing and not unitless and not failures, (missing, unitless, failures))
     many, gart = section(topics, "### Many devices\n"), section(topics, "### The K8 GART\n")
-    check("topic tables: the two-setting pairs' missing controls, asymmetric aging and tuned load under their tables",
-          "`many-before-streaming` / `many-after-streaming`: control rows not in this run" in many
-          and "below 4 GiB" in many and "raised until" in gart and "control rows not in this run" in gart,
-          (many[-300:], gart[-300:]))
+    names = {r["name"] for r in res["scenarios"]}
+
+    def controls_said(text, pair):
+        model, nozone = table.CONTROLS[pair]
+        if model in names and nozone in names:
+            return "`%s` / `%s`: controls: `%s`" % (pair + (model,)) in text and "`%s`" % nozone in text
+        return "`%s` / `%s`: control rows not in this run" % pair in text
+    check("topic tables: the two-setting pairs' controls (or that they did not run), asymmetric aging and tuned"
+          " load under their tables",
+          controls_said(many, ("many-before-streaming", "many-after-streaming")) and "below 4 GiB" in many
+          and "raised until" in gart and controls_said(gart, ("gart-before-streaming", "gart-after-streaming")),
+          (many[-400:], gart[-400:]))
     shown = [r["name"] for r in res["scenarios"] if not r.get("repeats_row")]
     check("topic tables: every row of this kernel in exactly one, with its anchor", all(
         topics.count('<a id="%s"></a>`%s` |' % (render.anchor(n), n)) == 1 for n in shown),
