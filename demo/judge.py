@@ -602,12 +602,15 @@ def make_record(spec: ScenarioSpec, boot: BootSpec, live: "table.Scenario", mani
         rec["node_zone_pages"] = nodes.node_zone_pages(rec["runs"], info) if (info or {}).get("node_ranges") \
             and len(info["node_ranges"]) > 1 else None
         # The bound devices' rings and control buffers, apart from the request's own buffers
+        # (a K8 GART boot has no swiotlb pool: null, not 0)
         rec["bound_zone_dma_pages"], rec["bound_pool_bytes"] = table.bound_holdings(rec, info)
+        if boot["gart"]:
+            rec["bound_pool_bytes"] = None
         # What the request's own coherent buffers held of the pool: the
         # driver counts the devices' coherent memory in it, bound or not
         rec["request_pool_bytes"] = (res.get("coherent_swiotlb_bytes") - rec["bound_pool_bytes"]
                                      if None not in (res.get("coherent_swiotlb_bytes"), rec["bound_pool_bytes"])
-                                     and not boot["gart"] else None)
+                                     else None)
     except MalformedRuns as e:
         rec["device_runs"], rec["runs"], rec["runs_dropped"] = None, None, None
         rec["runs_disagree"] = ["malformed address runs from dma32ctl (%s)" % e]
